@@ -1,0 +1,35 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import vue from '@vitejs/plugin-vue';
+
+/**
+ * Three builds: the Electron main process (ESM), the sandboxed preload (must be CommonJS in a
+ * sandboxed renderer, so `[name].cjs`), and the Vue renderer, which the loopback bridge also serves.
+ */
+export default defineConfig({
+  main: {
+    build: {
+      outDir: 'out/main',
+      lib: { entry: resolve(__dirname, 'src-main/electron/main.ts'), formats: ['es'] },
+      rolldownOptions: {
+        external: ['electron', 'snappy', 'lz4-napi', 'zstd-napi', '@node-rs/crc32', '@duckdb/node-api'],
+      },
+    },
+  },
+  preload: {
+    build: {
+      outDir: 'out/preload',
+      lib: { entry: resolve(__dirname, 'src-main/electron/preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
+      rolldownOptions: { external: ['electron'] },
+    },
+  },
+  renderer: {
+    root: resolve(__dirname, 'src-renderer'),
+    plugins: [vue()],
+    build: {
+      outDir: resolve(__dirname, 'out/renderer'),
+      emptyOutDir: true,
+      rolldownOptions: { input: resolve(__dirname, 'src-renderer/index.html') },
+    },
+  },
+});
