@@ -1,0 +1,41 @@
+/**
+ * Shared helpers of the `klx` commands: buffered stdout that respects back-pressure (a dump of a
+ * 10 GB partition must not pile up in memory), and argument parsers with clear messages.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { InvalidArgumentError } from 'commander';
+
+/** Buffers lines into ~64 KiB writes and waits for 'drain' when the stream is full. */
+export class OutputWriter {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  constructor(private readonly stream: Writable, private readonly flushAt = 64 * 1024) {}
+
+  /** Queues one line (a newline is added). */
+  async line(s: string): Promise<void> {
+    this.pending.push(s);
+    this.pendingBytes += s.length + 1;
+    if (this.pendingBytes >= this.flushAt) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const chunk = this.pending.join('\n') + '\n';
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (!this.stream.write(chunk)) await once(this.stream, 'drain');
+  }
+
+  async end(): Promise<void> {
+    await this.flush();
+  }
+}
+
+/** Parses a non-negative integer option; commander prints the message on failure. */
+export function parseNonNegativeInt(v: string, name: string): number {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${name} is too large: ${v}`);
+  return n;
+}

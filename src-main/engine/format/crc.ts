@@ -1,0 +1,16 @@
+/**
+ * Checksums of the format (spec §2.2): CRC-32C for v2 batches and producer snapshots, CRC-32 (IEEE)
+ * for v0/v1 messages. Both come from `@node-rs/crc32` (native, SIMD); Kafka's `Crc32C` and
+ * `java.util.zip.CRC32` compute the same values.
+ */
+import { crc32, crc32c as nativeCrc32c } from '@node-rs/crc32';
+
+/** CRC-32C (Castagnoli) of `bytes`, as a uint32. `crc32c("123456789") = 0xE3069283`. */
+export function crc32c(bytes: Uint8Array): number {
+  return nativeCrc32c(bytes as Buffer) >>> 0;
+}
+
+/** CRC-32 (IEEE, zlib) of `bytes`, as a uint32. `crc32ieee("123456789") = 0xCBF43926`. */
+export function crc32ieee(bytes: Uint8Array): number {
+  return crc32(bytes as Buffer) >>> 0;
+}

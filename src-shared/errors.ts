@@ -1,0 +1,66 @@
+/**
+ * The closed set of error codes that cross every boundary (engine → API → IPC/HTTP → renderer,
+ * and the `klx` exit messages). Adding a code here is the only way to add a kind of failure.
+ *
+ * No Node or DOM imports: this file is shared by the main process and the renderer.
+ */
+export const ERROR_CODES = [
+  /** A v2 batch or legacy message whose declared size runs past the end of the file. */
+  'truncated-batch',
+  /** Bytes at the end of a `.log` that do not form a batch (reported like kafka-dump-log's "N invalid bytes at the end"). */
+  'invalid-tail',
+  /** Bytes in the middle of a `.log` that are not a batch; reading resumed at the next valid batch. */
+  'corrupt-region',
+  /** A magic byte other than 0, 1 or 2. */
+  'unknown-magic',
+  /** Compression codec bits 5–7 (v2) or a codec the format version does not allow (zstd in v0/v1). */
+  'unknown-codec',
+  /** A batch length below the minimum (v2: 49, v0: 14, v1: 22) or above what the file can hold. */
+  'batch-length-out-of-range',
+  /** A batch whose framing is fine but whose content cannot be decoded (bad varint, record overrun, codec failure). */
+  'corrupt-batch',
+  /** A CRC that does not match; on read this is reported on the batch (`crcValid: false`), only thrown where a valid batch is required. */
+  'crc-mismatch',
+  /** An index or time-index file that fails its sanity check. */
+  'corrupt-index',
+  /** A checkpoint, meta.properties or partition.metadata file that cannot be parsed. */
+  'corrupt-checkpoint',
+  /** A path that is neither a Kafka log directory, a partition directory nor a segment file. */
+  'not-a-log-dir',
+  /** A file or folder that does not exist. */
+  'not-found',
+  /** A fetch or lookup below logStartOffset or at/after logEndOffset. */
+  'offset-out-of-range',
+  /** A folder is already opened for writing by another writer (lock file held). */
+  'locked',
+  /** A write asked of a folder opened read-only. */
+  'read-only',
+  /** A configuration value that is not valid (negative size, not a number, unknown policy...). */
+  'invalid-config',
+  /** A record the broker would refuse (keyless record on a compacted topic, oversize batch...). */
+  'invalid-record',
+  /** Arguments that do not match the contract. */
+  'invalid-argument',
+  /** The user cancelled a long job. */
+  'cancelled',
+  /** An operating-system I/O failure (disk full, permission denied...). */
+  'io-error',
+  /** A bug: anything not covered above. */
+  'internal',
+] as const;
+
+/** One of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * The JSON shape of an error on every wire (IPC, HTTP, `klx --json`).
+ * `file` is the path as the user gave it or relative to the opened folder; `position` is a byte
+ * position inside that file.
+ */
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+  file?: string;
+  position?: number;
+  details?: Record<string, unknown>;
+}
