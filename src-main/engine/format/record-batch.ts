@@ -24,7 +24,7 @@ import {
   type RecordHeader,
   type TimestampType,
 } from './types.ts';
-import { ByteWriter, readVarint, readVarlong, type Cursor } from './varint.ts';
+import { ByteWriter, readVarint, readVarlong, toBigInt, type Cursor } from './varint.ts';
 
 const textDecoder = new TextDecoder('utf-8');
 const textEncoder = new TextEncoder();
@@ -123,7 +123,7 @@ export function decodeV2Records(header: BatchHeader, entry: Uint8Array): KafkaRe
       if (c.pos !== end) throw new KlxError('corrupt-batch', `record ${i} declares ${length} bytes but its fields take ${c.pos - start}`);
       c.end = recEnd;
       const rec: KafkaRecord = {
-        offset: header.baseOffset + BigInt(offsetDelta),
+        offset: header.baseOffset + toBigInt(offsetDelta),
         timestamp: logAppend ? header.maxTimestamp : header.baseTimestamp + timestampDelta,
         attributes,
         key,
@@ -162,7 +162,9 @@ function readBytes(c: Cursor): Uint8Array | null {
   const len = readVarint(c);
   if (len < 0) return null;
   if (c.pos + len > c.end) throw new KlxError('corrupt-batch', `a field of ${len} bytes runs past the end of its record`);
-  const b = c.buf.subarray(c.pos, c.pos + len);
+  // A plain Uint8Array view: Buffer#subarray (a FastBuffer subclass instance) costs twice as much,
+  // and keys/values are typed Uint8Array anyway.
+  const b = new Uint8Array(c.buf.buffer, c.buf.byteOffset + c.pos, len);
   c.pos += len;
   return b;
 }

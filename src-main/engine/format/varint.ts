@@ -14,6 +14,17 @@ export interface Cursor {
   end: number;
 }
 
+/** BigInt(0) … BigInt(1023), allocated once: BigInts are immutable, so decoders can share them. */
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 1024 }, (_, i) => BigInt(i));
+
+/**
+ * `BigInt(n)` for an integer `n`, without allocating for 0 ≤ n < 1024 (offset and timestamp deltas
+ * inside a batch nearly always are).
+ */
+export function toBigInt(n: number): bigint {
+  return n >= 0 && n < 1024 ? SMALL_BIGINTS[n]! : BigInt(n);
+}
+
 /**
  * Reads a zigzag varint (≤ 5 bytes) and returns it as a signed 32-bit number.
  * @throws KlxError `corrupt-batch` if it runs past `end` or exceeds 5 bytes.
@@ -52,7 +63,7 @@ export function readVarlong(c: Cursor): bigint {
     small |= (b & 0x7f) << shift;
     if ((b & 0x80) === 0) {
       c.pos = pos;
-      return BigInt((small >>> 1) ^ -(small & 1));
+      return toBigInt((small >>> 1) ^ -(small & 1));
     }
     shift += 7;
   }

@@ -1,0 +1,143 @@
+/**
+ * A Kafka log directory (one entry of `log.dirs`, spec §1.1; Kafka's `LogManager.loadLogs`):
+ * `meta.properties`, the offset checkpoints and one folder per partition, plus the
+ * `-delete`/`-future`/`-stray` folders a broker leaves behind.
+ *
+ * {@link openPath} accepts what a user points the tool at: a log directory, a single partition
+ * folder, or a folder holding several log directories (a support bundle with `broker1/`,
+ * `broker2/`...), and says clearly why anything else is not a Kafka log.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { KlxError } from '../errors.ts';
+import { parsePartitionDirName } from '../files/file-names.ts';
+import { readMetaProperties, type MetaProperties } from '../files/checkpoint.ts';
+import { PartitionLog, readLogDirCheckpoints, type LogDirCheckpoints, type OpenPartitionOptions } from './partition-log.ts';
+
+/** What a broker ignores at the root of a log directory (spec §1.1). */
+const IGNORED_ROOT_ENTRIES = new Set(['remote-log-index-cache', 'lost+found']);
+
+/** One log directory and its partitions. */
+export interface LogDirectory {
+  path: string;
+  meta: MetaProperties | null;
+  checkpoints: LogDirCheckpoints;
+  partitions: PartitionLog[];
+  /** Root entries a broker would not load and why (unknown files, non-partition folders). */
+  ignored: { name: string; reason: string }[];
+}
+
+/** The result of opening a path: one or more log directories (a single partition is wrapped in its parent). */
+export interface OpenedLogs {
+  /** The path as given, resolved. */
+  root: string;
+  logDirs: LogDirectory[];
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function looksLikeLogDir(path: string, names: string[]): boolean {
+  return names.includes('meta.properties') || names.some((n) => parsePartitionDirName(n) !== null && isDir(join(path, n)) && hasSegments(join(path, n)));
+}
+
+function hasSegments(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((n) => /^\d{20}\.(log|index|timeindex)$/.test(n));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens one log directory read-only: every partition folder in it, in name order.
+ * @throws KlxError `not-found` / `not-a-log-dir` for the directory itself; problems inside a
+ *   partition are reported on that partition, never thrown.
+ */
+export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> = {}): LogDirectory {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new KlxError('not-found', 'no such directory', { file: path });
+  const names = readdirSync(abs).sort();
+  const checkpoints = readLogDirCheckpoints(abs);
+  let meta: MetaProperties | null = null;
+  const ignored: LogDirectory['ignored'] = [];
+  if (names.includes('meta.properties')) {
+    try {
+      meta = readMetaProperties(join(abs, 'meta.properties'));
+    } catch (err) {
+      const e = err as KlxError;
+      checkpoints.problems.push({ code: e.code ?? 'corrupt-checkpoint', file: join(abs, 'meta.properties'), position: e.position, reason: e.reason ?? String(err) });
+    }
+  }
+  const partitions: PartitionLog[] = [];
+  for (const n of names) {
+    const full = join(abs, n);
+    if (!isDir(full)) continue;
+    if (IGNORED_ROOT_ENTRIES.has(n)) {
+      ignored.push({ name: n, reason: 'not a partition (a broker ignores it)' });
+      continue;
+    }
+    if (parsePartitionDirName(n) === null) {
+      ignored.push({ name: n, reason: 'folder name is not <topic>-<partition>; a broker would fail to load it' });
+      continue;
+    }
+    partitions.push(PartitionLog.open(full, { ...opts, checkpoints }));
+  }
+  return { path: abs, meta, checkpoints, partitions, ignored };
+}
+
+/**
+ * Opens whatever the user points at.
+ * - a partition folder → its parent log directory restricted to that partition;
+ * - a log directory → all its partitions;
+ * - a folder of log directories (at most two levels down) → each of them.
+ * @throws KlxError `not-a-log-dir` with the reason ("holds no partition folders or segments"...),
+ *   `not-found` when the path does not exist.
+ */
+export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> = {}): OpenedLogs {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new KlxError('not-found', 'no such file or directory', { file: path });
+  if (!isDir(abs)) throw new KlxError('not-a-log-dir', 'this is a file; open the partition folder or log directory that holds it', { file: path });
+  const names = readdirSync(abs);
+  if (parsePartitionDirName(basename(abs)) !== null && (hasSegments(abs) || names.length === 0 || names.includes('leader-epoch-checkpoint') || names.includes('partition.metadata'))) {
+    const parent = resolve(abs, '..');
+    const checkpoints = readLogDirCheckpoints(parent);
+    const log = PartitionLog.open(abs, { ...opts, checkpoints });
+    let meta: MetaProperties | null = null;
+    try {
+      if (existsSync(join(parent, 'meta.properties'))) meta = readMetaProperties(join(parent, 'meta.properties'));
+    } catch {
+      meta = null;
+    }
+    return { root: abs, logDirs: [{ path: parent, meta, checkpoints, partitions: [log], ignored: [] }] };
+  }
+  if (hasSegments(abs)) {
+    throw new KlxError('not-a-log-dir', `folder name "${basename(abs)}" is not <topic>-<partition>, so the topic and partition of its segments are unknown; rename it as a broker names it`, { file: path });
+  }
+  if (looksLikeLogDir(abs, names)) return { root: abs, logDirs: [openLogDirectory(abs, opts)] };
+  const nested: LogDirectory[] = [];
+  const visit = (dir: string, depth: number) => {
+    for (const n of readdirSync(dir).sort()) {
+      const full = join(dir, n);
+      if (!isDir(full)) continue;
+      const sub = readdirSync(full);
+      if (looksLikeLogDir(full, sub)) nested.push(openLogDirectory(full, opts));
+      else if (depth < 2) visit(full, depth + 1);
+    }
+  };
+  visit(abs, 1);
+  if (nested.length === 0) {
+    throw new KlxError('not-a-log-dir', 'not a Kafka log directory: it holds no meta.properties, no <topic>-<partition> folders with segment files, and no log directories below it', { file: path });
+  }
+  return { root: abs, logDirs: nested };
+}
+
+/** Every partition of an opened path, with its path relative to the root. */
+export function allPartitions(opened: OpenedLogs): { rel: string; log: PartitionLog }[] {
+  return opened.logDirs.flatMap((d) => d.partitions.map((log) => ({ rel: relative(opened.root, log.dir) || '.', log })));
+}

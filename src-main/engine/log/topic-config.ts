@@ -1,0 +1,246 @@
+/**
+ * Topic configuration with Kafka's names, defaults and validation (spec §14; Kafka's `LogConfig`,
+ * `TopicConfig`, `ServerLogConfigs`).
+ *
+ * A broker keeps topic configs in ZooKeeper/KRaft, not in the log directory, so a folder on disk
+ * does not say its `cleanup.policy`. The engine takes configs from, in order: explicit overrides
+ * (CLI flags, UI forms); the sidecar file `klx-topic.properties` that `klx create` writes into a
+ * partition folder (a broker ignores files it does not know); and inference (internal compacted
+ * topics such as `__consumer_offsets`, a cleaner checkpoint entry). Each value carries its source.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KlxError } from '../errors.ts';
+
+/** The topic configs the engine honours. Durations in ms, sizes in bytes. */
+export interface TopicConfig {
+  'cleanup.policy': ('delete' | 'compact')[];
+  'segment.bytes': number;
+  'segment.ms': bigint;
+  'segment.jitter.ms': bigint;
+  'segment.index.bytes': number;
+  'index.interval.bytes': number;
+  'retention.ms': bigint;
+  'retention.bytes': bigint;
+  'delete.retention.ms': bigint;
+  'min.compaction.lag.ms': bigint;
+  'max.compaction.lag.ms': bigint;
+  'min.cleanable.dirty.ratio': number;
+  'max.message.bytes': number;
+  'message.timestamp.type': 'CreateTime' | 'LogAppendTime';
+  'file.delete.delay.ms': bigint;
+}
+
+export type TopicConfigKey = keyof TopicConfig;
+
+/** Kafka's defaults (spec §14). */
+export const DEFAULT_TOPIC_CONFIG: Readonly<TopicConfig> = Object.freeze<TopicConfig>({
+  'cleanup.policy': ['delete'],
+  'segment.bytes': 1073741824,
+  'segment.ms': 604800000n,
+  'segment.jitter.ms': 0n,
+  'segment.index.bytes': 10485760,
+  'index.interval.bytes': 4096,
+  'retention.ms': 604800000n,
+  'retention.bytes': -1n,
+  'delete.retention.ms': 86400000n,
+  'min.compaction.lag.ms': 0n,
+  'max.compaction.lag.ms': 9223372036854775807n,
+  'min.cleanable.dirty.ratio': 0.5,
+  'max.message.bytes': 1048588,
+  'message.timestamp.type': 'CreateTime',
+  'file.delete.delay.ms': 60000n,
+});
+
+/** One-line help text per config, shown in forms and `--help`. */
+export const TOPIC_CONFIG_HELP: Record<TopicConfigKey, string> = {
+  'cleanup.policy': 'delete, compact, or compact,delete: which cleanup the log gets',
+  'segment.bytes': 'roll the active segment before it would exceed this many bytes (min 14)',
+  'segment.ms': 'roll when the newest record timestamp is this far past the first batch (record time, not wall time)',
+  'segment.jitter.ms': 'random reduction of segment.ms per segment (0 here: results are reproducible)',
+  'segment.index.bytes': 'preallocated size of .index/.timeindex files; a full index forces a roll',
+  'index.interval.bytes': 'bytes between offset-index entries',
+  'retention.ms': 'delete a segment once now − its largest timestamp exceeds this (−1: never)',
+  'retention.bytes': 'delete oldest segments while the partition exceeds this many bytes (−1: unlimited)',
+  'delete.retention.ms': 'how long tombstones and transaction markers survive after their first cleaning',
+  'min.compaction.lag.ms': 'a record stays uncompacted at least this long',
+  'max.compaction.lag.ms': 'a dirty record is compacted at the latest after this long, ignoring the dirty ratio',
+  'min.cleanable.dirty.ratio': 'compact only when dirty bytes / (clean + dirty bytes) is above this',
+  'max.message.bytes': 'largest batch the broker accepts on append',
+  'message.timestamp.type': 'CreateTime (producer time) or LogAppendTime (broker time)',
+  'file.delete.delay.ms': 'how long a broker keeps .deleted files before removing them',
+};
+
+/** Where a config value came from. */
+export type ConfigSource = 'default' | 'inferred' | 'sidecar' | 'override';
+
+export interface ResolvedTopicConfig {
+  config: TopicConfig;
+  sources: Record<TopicConfigKey, ConfigSource>;
+  /** Why a value was inferred, e.g. "__consumer_offsets is compacted by the broker". */
+  notes: string[];
+}
+
+/** Name of the sidecar file `klx create` writes into a partition folder. */
+export const SIDECAR_FILE = 'klx-topic.properties';
+
+const INT64_MAX = 9223372036854775807n;
+
+function parseLong(key: string, v: string, min: bigint): bigint {
+  if (!/^-?\d+$/.test(v.trim())) throw new KlxError('invalid-config', `${key} must be an integer number of ${key.endsWith('.ms') ? 'milliseconds' : 'bytes'}, got "${v}"`);
+  const n = BigInt(v.trim());
+  if (n < min || n > INT64_MAX) throw new KlxError('invalid-config', `${key} must be ${min === -1n ? '−1 or more' : 'at least ' + min}, got ${v}`);
+  return n;
+}
+
+function parseInt32(key: string, v: string, min: number): number {
+  const n = parseLong(key, v, BigInt(min));
+  if (n > 2147483647n) throw new KlxError('invalid-config', `${key} must be at most 2147483647, got ${v}`);
+  return Number(n);
+}
+
+/**
+ * Validates and converts one config value given as text (a `k=v` flag or a properties line).
+ * @throws KlxError `invalid-config` naming the key, the value and the rule it breaks.
+ */
+export function parseConfigValue<K extends TopicConfigKey>(key: K, value: string): TopicConfig[K] {
+  const v = value.trim();
+  let out: unknown;
+  switch (key) {
+    case 'cleanup.policy': {
+      const parts = v.split(',').map((s) => s.trim()).filter(Boolean);
+      if (parts.length === 0 || parts.some((p) => p !== 'delete' && p !== 'compact')) throw new KlxError('invalid-config', `cleanup.policy must be delete, compact or compact,delete, got "${value}"`);
+      out = [...new Set(parts)].sort() as ('delete' | 'compact')[];
+      break;
+    }
+    case 'segment.bytes':
+      out = parseInt32(key, v, 14);
+      break;
+    case 'segment.index.bytes':
+      out = parseInt32(key, v, 4);
+      break;
+    case 'index.interval.bytes':
+    case 'max.message.bytes':
+      out = parseInt32(key, v, 0);
+      break;
+    case 'segment.ms':
+      out = parseLong(key, v, 1n);
+      break;
+    case 'retention.ms':
+    case 'retention.bytes':
+      out = parseLong(key, v, -1n);
+      break;
+    case 'segment.jitter.ms':
+    case 'delete.retention.ms':
+    case 'min.compaction.lag.ms':
+    case 'file.delete.delay.ms':
+      out = parseLong(key, v, 0n);
+      break;
+    case 'max.compaction.lag.ms':
+      out = parseLong(key, v, 1n);
+      break;
+    case 'min.cleanable.dirty.ratio': {
+      const n = Number(v);
+      if (v === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new KlxError('invalid-config', `min.cleanable.dirty.ratio must be a number between 0 and 1, got "${value}"`);
+      out = n;
+      break;
+    }
+    case 'message.timestamp.type':
+      if (v !== 'CreateTime' && v !== 'LogAppendTime') throw new KlxError('invalid-config', `message.timestamp.type must be CreateTime or LogAppendTime, got "${value}"`);
+      out = v;
+      break;
+    default:
+      throw new KlxError('invalid-config', `unknown topic config "${key as string}"; known: ${Object.keys(DEFAULT_TOPIC_CONFIG).join(', ')}`);
+  }
+  return out as TopicConfig[K];
+}
+
+/**
+ * Parses `k=v` strings (CLI `--config` flags) into a partial config.
+ * @throws KlxError `invalid-config` for an unknown key, a missing `=`, or a bad value.
+ */
+export function parseConfigPairs(pairs: string[]): Partial<TopicConfig> {
+  const out: Partial<TopicConfig> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new KlxError('invalid-config', `config must be key=value, got "${p}"`);
+    const key = p.slice(0, eq).trim() as TopicConfigKey;
+    if (!(key in DEFAULT_TOPIC_CONFIG)) throw new KlxError('invalid-config', `unknown topic config "${key}"; known: ${Object.keys(DEFAULT_TOPIC_CONFIG).join(', ')}`);
+    (out as Record<string, unknown>)[key] = parseConfigValue(key, p.slice(eq + 1));
+  }
+  return out;
+}
+
+/** Text of a config value as Kafka prints it. */
+export function formatConfigValue(key: TopicConfigKey, v: TopicConfig[TopicConfigKey]): string {
+  return key === 'cleanup.policy' ? (v as string[]).join(',') : String(v);
+}
+
+/** Serialises a partial config as a Java-properties sidecar file. */
+export function formatSidecar(cfg: Partial<TopicConfig>): string {
+  const lines = ['# Topic configuration written by Kafka Log Explorer (klx). Brokers ignore this file.'];
+  for (const [k, v] of Object.entries(cfg)) lines.push(`${k}=${formatConfigValue(k as TopicConfigKey, v as TopicConfig[TopicConfigKey])}`);
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Reads the sidecar file of a partition folder, if any.
+ * @throws KlxError `invalid-config` with the file and the line's byte position.
+ */
+export function readSidecar(partitionDir: string): Partial<TopicConfig> {
+  const file = join(partitionDir, SIDECAR_FILE);
+  if (!existsSync(file)) return {};
+  const text = readFileSync(file, 'utf8');
+  const out: Partial<TopicConfig> = {};
+  let pos = 0;
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (t && !t.startsWith('#') && !t.startsWith('!')) {
+      const eq = t.search(/[=:]/);
+      if (eq <= 0) throw new KlxError('invalid-config', `expected key=value, got "${t}"`, { file, position: pos });
+      const key = t.slice(0, eq).trim() as TopicConfigKey;
+      try {
+        if (key in DEFAULT_TOPIC_CONFIG) (out as Record<string, unknown>)[key] = parseConfigValue(key, t.slice(eq + 1));
+      } catch (err) {
+        throw new KlxError('invalid-config', (err as KlxError).reason, { file, position: pos });
+      }
+    }
+    pos += Buffer.byteLength(line) + 1;
+  }
+  return out;
+}
+
+/** Topics a broker creates compacted (internal topics and Kafka Streams / Connect conventions). */
+export function inferredCompacted(topic: string): string | null {
+  if (topic === '__consumer_offsets' || topic === '__transaction_state') return `${topic} is an internal topic the broker creates with cleanup.policy=compact`;
+  if (topic === '__cluster_metadata') return '__cluster_metadata is the KRaft metadata log (not cleaned like a topic; snapshots replace it)';
+  if (topic === '_schemas') return '_schemas (Schema Registry) is created with cleanup.policy=compact';
+  if (/-changelog$/.test(topic)) return 'Kafka Streams changelog topics are created with cleanup.policy=compact';
+  if (/^(connect|_connect|docker-connect)-(configs|offsets|status)$/.test(topic) || /-(configs|offsets|status)$/.test(topic) && topic.includes('connect')) return 'Kafka Connect internal topics are created with cleanup.policy=compact';
+  return null;
+}
+
+/**
+ * Resolves the effective config of a partition.
+ * @param hasCleanerCheckpoint the log dir's cleaner-offset-checkpoint lists this partition (only compacted partitions get one).
+ */
+export function resolveTopicConfig(topic: string, partitionDir: string | null, overrides: Partial<TopicConfig> = {}, hasCleanerCheckpoint = false): ResolvedTopicConfig {
+  const config = { ...DEFAULT_TOPIC_CONFIG, 'cleanup.policy': [...DEFAULT_TOPIC_CONFIG['cleanup.policy']] } as TopicConfig;
+  const sources = Object.fromEntries(Object.keys(DEFAULT_TOPIC_CONFIG).map((k) => [k, 'default'])) as Record<TopicConfigKey, ConfigSource>;
+  const notes: string[] = [];
+  const why = inferredCompacted(topic) ?? (hasCleanerCheckpoint ? 'the cleaner-offset-checkpoint lists this partition, so a broker has compacted it' : null);
+  if (why) {
+    config['cleanup.policy'] = ['compact'];
+    sources['cleanup.policy'] = 'inferred';
+    notes.push(why);
+  }
+  const apply = (cfg: Partial<TopicConfig>, src: ConfigSource) => {
+    for (const [k, v] of Object.entries(cfg)) {
+      (config as unknown as Record<string, unknown>)[k] = v;
+      sources[k as TopicConfigKey] = src;
+    }
+  };
+  if (partitionDir) apply(readSidecar(partitionDir), 'sidecar');
+  apply(overrides, 'override');
+  return { config, sources, notes };
+}
