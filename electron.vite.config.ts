@@ -20,6 +20,9 @@ export default defineConfig({
     build: {
       outDir: 'out/preload',
       lib: { entry: resolve(__dirname, 'src-main/electron/preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
+      // A sandboxed preload can require only 'electron' (and a few built-ins): bundle everything
+      // else it imports (the contract's method list, hence zod).
+      externalizeDeps: false,
       rolldownOptions: { external: ['electron'] },
     },
   },

@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { toErrorInfo } from '../engine/errors.ts';
 import { registerDump } from './commands/dump.ts';
+import { registerServe } from './commands/serve.ts';
 
 const program = new Command();
 program
@@ -17,6 +18,7 @@ program
   .exitOverride();
 
 registerDump(program);
+registerServe(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,28 +1,135 @@
 /**
- * Electron main process: one window with contextIsolation, sandbox and no node integration.
- * Filled in by the app-shell work (issue 5); the engine never imports this file.
+ * Electron main process, kept thin: the decisions live in files without Electron imports
+ * (`security.ts`, `menu.ts`, `settings.ts`, the API in `../api/`), this file only wires them up.
+ *
+ * - single instance (a second launch focuses the first window);
+ * - one window: contextIsolation, sandbox, no Node integration; window.open denied, navigation and
+ *   webviews prevented, every permission request refused, the CSP header on every response;
+ * - IPC: exactly the contract's methods (`ipc.ts`), callers checked to be our renderer's top frame;
+ *   events (job progress/end, folder opened) forwarded to the window;
+ * - File › Open Folder… dialog; recent folders and window bounds in `<userData>/klx-settings.json`.
+ *
+ * `--read-only` on the command line refuses every write method. `KLX_DEMO_DIR` names a demo folder.
+ * The engine never imports this file.
  */
-import { app, BrowserWindow } from 'electron';
+import { app, BrowserWindow, dialog, Menu, session, type WebContents } from 'electron';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
+import { createServerApi, type ServerApi } from '../api/index.ts';
+import { APP_NAME } from '../api/app.ts';
+import type { DispatchOptions } from '../api/dispatch.ts';
+import { EVENT_CHANNEL } from './channels.ts';
+import { registerIpc } from './ipc.ts';
+import { buildMenuTemplate } from './menu.ts';
+import { isTrustedSender, secureWebPreferences, type TrustedRenderer } from './security.ts';
+import { SettingsStore } from './settings.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const rendererFile = join(here, '../renderer/index.html');
+const preloadFile = join(here, '../preload/preload.cjs');
+const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undefined;
+const trusted: TrustedRenderer = { rendererFile, devServerUrl };
+const dispatchOptions: DispatchOptions = { readOnly: process.argv.includes('--read-only') };
 
-function createWindow(): void {
-  const win = new BrowserWindow({
-    width: 1280,
-    height: 800,
-    title: 'Kafka Log Explorer',
-    webPreferences: {
-      preload: join(here, '../preload/preload.cjs'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-    },
-  });
-  win.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  void win.loadFile(join(here, '../renderer/index.html'));
+let mainWindow: BrowserWindow | null = null;
+
+/** Denies new windows, in-page navigation and webviews for a web contents. */
+function harden(contents: WebContents): void {
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  contents.on('will-navigate', (event) => event.preventDefault());
+  contents.on('will-attach-webview', (event) => event.preventDefault());
 }
 
-void app.whenReady().then(createWindow);
-app.on('window-all-closed', () => app.quit());
+function createWindow(settings: SettingsStore): BrowserWindow {
+  const saved = settings.get().window;
+  const win = new BrowserWindow({
+    width: saved?.width ?? 1280,
+    height: saved?.height ?? 800,
+    ...(saved?.x !== undefined && saved?.y !== undefined ? { x: saved.x, y: saved.y } : {}),
+    minWidth: 640,
+    minHeight: 400,
+    title: APP_NAME,
+    show: false,
+    webPreferences: secureWebPreferences(preloadFile),
+  });
+  harden(win.webContents);
+  if (saved?.maximized) win.maximize();
+  win.once('ready-to-show', () => win.show());
+  win.on('close', () => {
+    const b = win.getNormalBounds();
+    try {
+      settings.update({ window: { x: b.x, y: b.y, width: b.width, height: b.height, maximized: win.isMaximized() } });
+    } catch {
+      // an unwritable settings file must not block closing
+    }
+  });
+  win.on('closed', () => {
+    if (mainWindow === win) mainWindow = null;
+  });
+  void (devServerUrl ? win.loadURL(devServerUrl) : win.loadFile(rendererFile));
+  return win;
+}
+
+async function openFolder(server: ServerApi, path?: string): Promise<void> {
+  let chosen = path;
+  if (chosen === undefined) {
+    const options = { title: 'Open a Kafka log folder', properties: ['openDirectory' as const] };
+    const answer = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options);
+    if (answer.canceled || answer.filePaths.length === 0) return;
+    chosen = answer.filePaths[0];
+  }
+  const result = await server.dispatch('session.open', { path: chosen }, dispatchOptions);
+  if (!result.ok) dialog.showErrorBox('Cannot open the folder', result.error.message);
+}
+
+function setMenu(server: ServerApi, settings: SettingsStore): void {
+  const template = buildMenuTemplate(
+    { openFolder: () => void openFolder(server), openRecent: (p) => void openFolder(server, p) },
+    settings.get().recentFolders,
+  );
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+}
+
+async function start(): Promise<void> {
+  const settings = SettingsStore.load(join(app.getPath('userData'), 'klx-settings.json'));
+  const server = createServerApi({
+    version: app.getVersion(),
+    transport: 'electron',
+    demoDir: process.env.KLX_DEMO_DIR,
+    recent: settings.recentStore(),
+  });
+
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+  });
+  registerIpc({ dispatch: server.dispatch, options: dispatchOptions, isTrusted: (event) => isTrustedSender(event.senderFrame, trusted) });
+
+  server.ctx.events.subscribe((event) => {
+    if (mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.send(EVENT_CHANNEL, event);
+    if (event.type === 'session.opened') setMenu(server, settings); // refresh Open Recent
+  });
+  setMenu(server, settings);
+  mainWindow = createWindow(settings);
+
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow(settings);
+  });
+  app.on('before-quit', () => void server.ctx.jobs.shutdown());
+}
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.enableSandbox();
+  app.on('second-instance', () => {
+    if (!mainWindow) return;
+    if (mainWindow.isMinimized()) mainWindow.restore();
+    mainWindow.focus();
+  });
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  void app.whenReady().then(start);
+}

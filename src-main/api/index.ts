@@ -1,0 +1,69 @@
+/**
+ * The handler registry. `createApi(ctx)` returns one handler per contract method, assembled from
+ * one file per domain (`app.ts`, `fs.ts`, `session.ts`, `jobs.ts`, `demo.ts`); the return type
+ * {@link Handlers} makes a missing domain or method a compile error, and each domain's type
+ * ({@link DomainHandlers}) makes a missing or unknown method of that domain one too.
+ *
+ * `createServerApi(options)` builds a whole context (event hub, job manager, session) plus its
+ * `dispatch`; the Electron main process and the bridge each make one.
+ */
+import { homedir } from 'node:os';
+import { appHandlers } from './app.ts';
+import { demoHandlers } from './demo.ts';
+import { createDispatch, type Dispatch } from './dispatch.ts';
+import { EventHub } from './events.ts';
+import { fsHandlers } from './fs.ts';
+import { JobManager, type JobManagerOptions } from './job-manager.ts';
+import { jobHandlers } from './jobs.ts';
+import { sessionHandlers } from './session.ts';
+import { SessionState, type RecentStore } from './session-state.ts';
+import type { ApiContext, Handlers } from './types.ts';
+
+/** Every contract method's handler, bound to `ctx`. */
+export function createApi(ctx: ApiContext): Handlers {
+  return {
+    ...appHandlers(ctx),
+    ...fsHandlers(ctx),
+    ...sessionHandlers(ctx),
+    ...jobHandlers(ctx),
+    ...demoHandlers(ctx),
+  };
+}
+
+/** Options of {@link createServerApi}. */
+export interface ServerApiOptions {
+  version: string;
+  transport: ApiContext['transport'];
+  demoDir?: string;
+  /** Default `os.homedir()`. */
+  homeDir?: string;
+  /** Default: in memory. */
+  recent?: RecentStore;
+  jobs?: JobManagerOptions;
+}
+
+/** A context, its handlers and its dispatch. */
+export interface ServerApi {
+  readonly ctx: ApiContext;
+  readonly handlers: Handlers;
+  readonly dispatch: Dispatch;
+}
+
+/** Builds a fresh context (events, jobs, session) with its handlers and dispatch. */
+export function createServerApi(options: ServerApiOptions): ServerApi {
+  const events = new EventHub();
+  const ctx: ApiContext = {
+    version: options.version,
+    transport: options.transport,
+    demoDir: options.demoDir,
+    homeDir: options.homeDir ?? homedir(),
+    events,
+    jobs: new JobManager(events, options.jobs),
+    session: new SessionState(events, options.recent),
+  };
+  const handlers = createApi(ctx);
+  return { ctx, handlers, dispatch: createDispatch(ctx, handlers) };
+}
+
+export type { ApiContext, CallContext, Handlers, JobContext, DomainHandlers, Handler } from './types.ts';
+export type { Dispatch, DispatchOptions } from './dispatch.ts';

@@ -1,0 +1,18 @@
+/**
+ * `session.*` handlers: opening folders. Every later path argument must lie inside an opened
+ * folder (see `SessionState.resolve`).
+ */
+import type { ApiContext, DomainHandlers } from './types.ts';
+
+/** Builds the `session.*` handlers. */
+export function sessionHandlers(ctx: ApiContext): DomainHandlers<'session'> {
+  return {
+    /** Opens an existing folder (inside the fixed roots, if any). Errors: `not-found`, `invalid-argument`. */
+    'session.open': async (req, call) => {
+      const path = await ctx.session.open(req.path, call);
+      return { path, opened: ctx.session.opened() };
+    },
+    /** Opened and recent folders. */
+    'session.folders': async () => ({ opened: ctx.session.opened(), recent: ctx.session.recent.list() }),
+  };
+}

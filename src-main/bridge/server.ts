@@ -1,0 +1,298 @@
+/**
+ * The loopback bridge: serves the built renderer and the contract over HTTP on 127.0.0.1, so the
+ * app runs in any browser (and in Playwright) without Electron.
+ *
+ * Routes (every one requires the token, else 403):
+ * - `GET /`, `GET /assets/...`: the files of `rendererDir` (with the CSP header). A page load with
+ *   `?token=` also sets an HttpOnly, SameSite=Strict cookie named for the port, which authorizes the
+ *   page's asset requests.
+ * - `POST /api/<method>` with a JSON body (`Content-Type: application/json`) → `dispatch`; the
+ *   answer is the {@link Envelope} (HTTP 200 whenever dispatch ran, whatever its outcome).
+ * - `GET /api/events`: server-sent events, one `data:` line of JSON per {@link KlxEvent}.
+ *
+ * The token travels as `?token=`, the `X-Klx-Token` header or the cookie; it is compared in
+ * constant time. Requests whose `Host` is not this loopback address (DNS rebinding) or whose
+ * `Origin` is foreign are refused with 403. Write methods are refused when `readOnly`; with
+ * `roots`, folders may be opened only inside them.
+ */
+import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, resolve } from 'node:path';
+import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
+import type { KlxEvent } from '../../src-shared/contract.ts';
+import type { ErrorInfo } from '../../src-shared/errors.ts';
+import { readPackageVersion } from '../api/app.ts';
+import { createServerApi, type ServerApi } from '../api/index.ts';
+import type { DispatchOptions } from '../api/dispatch.ts';
+import type { JobManagerOptions } from '../api/job-manager.ts';
+import { isInsideDir } from '../api/paths.ts';
+import { KlxError } from '../engine/errors.ts';
+
+/** The only address the bridge listens on. */
+export const BRIDGE_HOST = '127.0.0.1';
+
+/** Largest accepted API request body, in bytes. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Options of {@link startBridge}. There is deliberately no `host`: passing one throws. */
+export interface BridgeOptions {
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Refuse every write method. */
+  readOnly: boolean;
+  /** Fixed roots: folders that are opened at start and outside which nothing is reachable. May be empty. */
+  roots: readonly string[];
+  /** The built renderer (`out/renderer`). */
+  rendererDir: string;
+  /** The access token; default 32 random bytes, base64url. Must be 16–512 characters of `[A-Za-z0-9_-]`. */
+  token?: string;
+  /** Default: package.json's version. */
+  version?: string;
+  demoDir?: string;
+  /** Default `os.homedir()` (for `fs.complete`'s `~`). */
+  homeDir?: string;
+  jobs?: JobManagerOptions;
+}
+
+/** A running bridge. */
+export interface Bridge {
+  /** The page URL including the token: what a person opens. */
+  readonly url: string;
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  readonly port: number;
+  readonly token: string;
+  readonly readOnly: boolean;
+  /** The fixed roots as real paths. */
+  readonly roots: readonly string[];
+  /** The context and `dispatch` this bridge serves (the same ones HTTP calls reach). */
+  readonly api: ServerApi;
+  /** The options every HTTP call is dispatched with. */
+  readonly dispatchOptions: DispatchOptions;
+  /** Ends event streams, cancels running jobs and closes the server. */
+  close(): Promise<void>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.wasm': 'application/wasm',
+  '.map': 'application/json; charset=utf-8',
+};
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer', // the token is in the page URL: never send it onwards
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * Starts the bridge on 127.0.0.1. Errors: `invalid-argument` (a `host` option, a short token, a
+ * root that is not a folder), `not-found` (a missing root), `io-error` (port in use).
+ */
+export async function startBridge(options: BridgeOptions): Promise<Bridge> {
+  if ('host' in options) throw new KlxError('invalid-argument', 'the bridge listens on 127.0.0.1 only; a host cannot be chosen');
+  const token = options.token ?? randomBytes(32).toString('base64url');
+  if (!/^[A-Za-z0-9_-]{16,512}$/.test(token)) throw new KlxError('invalid-argument', 'the bridge token must be 16 to 512 characters of [A-Za-z0-9_-]');
+  const tokenDigest = digest(token);
+  const rendererDir = resolve(options.rendererDir);
+
+  const api = createServerApi({
+    version: options.version ?? readPackageVersion(),
+    transport: 'bridge',
+    demoDir: options.demoDir,
+    homeDir: options.homeDir,
+    jobs: options.jobs,
+  });
+  const readOnly = options.readOnly;
+  const unconfined: DispatchOptions = { readOnly };
+  const roots: string[] = [];
+  for (const root of options.roots) roots.push(await api.ctx.session.open(resolve(root), unconfined));
+  const dispatchOptions: DispatchOptions = roots.length > 0 ? { readOnly, allowedRoots: roots } : unconfined;
+
+  const streams = new Set<ServerResponse>();
+  let port = 0;
+  const cookieName = (): string => `klx-token-${port}`;
+
+  const authorized = (req: IncomingMessage, url: URL): { ok: boolean; viaQuery: boolean } => {
+    const candidates: [string | undefined, boolean][] = [
+      [url.searchParams.get('token') ?? undefined, true],
+      [typeof req.headers['x-klx-token'] === 'string' ? req.headers['x-klx-token'] : undefined, false],
+      [cookieValue(req.headers.cookie, cookieName()), false],
+    ];
+    for (const [candidate, viaQuery] of candidates) {
+      if (candidate !== undefined && timingSafeEqual(digest(candidate), tokenDigest)) return { ok: true, viaQuery };
+    }
+    return { ok: false, viaQuery: false };
+  };
+
+  const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const refuse = (res: ServerResponse, status: number, error: ErrorInfo): void => sendJson(res, status, { ok: false, error });
+
+  const readBody = async (req: IncomingMessage): Promise<string> => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) throw new KlxError('invalid-argument', `request body larger than ${MAX_BODY_BYTES} bytes`, { details: { status: 413 } });
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  };
+
+  const handleApi = async (req: IncomingMessage, res: ServerResponse, method: string): Promise<void> => {
+    if (req.method !== 'POST') return refuse(res, 405, { code: 'invalid-argument', message: 'API calls are POST requests' });
+    if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+      return refuse(res, 415, { code: 'invalid-argument', message: 'API calls need Content-Type: application/json' });
+    }
+    let text: string;
+    try {
+      text = await readBody(req);
+    } catch (err) {
+      // Stop reading the rest; close the connection so the unread body cannot poison the next request.
+      res.setHeader('Connection', 'close');
+      res.once('finish', () => req.destroy());
+      return refuse(res, 413, { code: 'invalid-argument', message: err instanceof Error ? err.message : String(err) });
+    }
+    let raw: unknown;
+    try {
+      raw = text.trim() === '' ? {} : JSON.parse(text);
+    } catch {
+      return refuse(res, 400, { code: 'invalid-argument', message: `${method}: the body is not JSON` });
+    }
+    sendJson(res, 200, await api.dispatch(method, raw, dispatchOptions));
+  };
+
+  const handleEvents = (req: IncomingMessage, res: ServerResponse): void => {
+    res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.write('retry: 2000\n: connected\n\n');
+    streams.add(res);
+    const send = (event: KlxEvent): void => void res.write(`data: ${JSON.stringify(event)}\n\n`);
+    const unsubscribe = api.ctx.events.subscribe(send);
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    ping.unref();
+    const stop = (): void => {
+      clearInterval(ping);
+      unsubscribe();
+      streams.delete(res);
+    };
+    req.on('close', stop);
+    res.on('close', stop);
+  };
+
+  const handleStatic = async (req: IncomingMessage, res: ServerResponse, url: URL, setCookie: boolean): Promise<void> => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, { code: 'invalid-argument', message: 'only GET and HEAD' });
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(url.pathname);
+    } catch {
+      return refuse(res, 400, { code: 'invalid-argument', message: 'bad URL encoding' });
+    }
+    const rel = pathname === '/' ? 'index.html' : pathname.replace(/^\/+/, '');
+    const file = resolve(rendererDir, rel);
+    if (pathname.includes('\0') || !isInsideDir(file, rendererDir) || file === rendererDir) {
+      return refuse(res, 404, { code: 'not-found', message: 'not found' });
+    }
+    const info = await stat(file).catch(() => null);
+    if (!info?.isFile()) return refuse(res, 404, { code: 'not-found', message: `not found: ${pathname}` });
+    const headers: Record<string, string | number> = {
+      ...SECURITY_HEADERS,
+      'Content-Type': CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'Content-Length': info.size,
+    };
+    if (setCookie) headers['Set-Cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') return void res.end();
+    createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  };
+
+  const server = createServer((req, res) => {
+    const fail = (err: unknown): void => {
+      if (!res.headersSent) refuse(res, 500, { code: 'internal', message: err instanceof Error ? err.message : String(err) });
+      else res.destroy();
+    };
+    try {
+      const origin = `http://${BRIDGE_HOST}:${port}`;
+      const hosts = [`${BRIDGE_HOST}:${port}`, `localhost:${port}`];
+      if (!hosts.includes(req.headers.host ?? '')) return refuse(res, 403, { code: 'invalid-argument', message: 'forbidden host' });
+      const from = req.headers.origin;
+      if (from !== undefined && from !== origin && from !== `http://localhost:${port}`) {
+        return refuse(res, 403, { code: 'invalid-argument', message: 'forbidden origin' });
+      }
+      const url = new URL(req.url ?? '/', origin);
+      const auth = authorized(req, url);
+      if (!auth.ok) return refuse(res, 403, { code: 'invalid-argument', message: 'missing or wrong token' });
+      if (url.pathname === '/api/events') {
+        if (req.method !== 'GET') return refuse(res, 405, { code: 'invalid-argument', message: 'the event stream is a GET' });
+        return handleEvents(req, res);
+      }
+      if (url.pathname.startsWith('/api/')) return void handleApi(req, res, url.pathname.slice('/api/'.length)).catch(fail);
+      void handleStatic(req, res, url, auth.viaQuery).catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  });
+
+  await new Promise<void>((resolveListen, rejectListen) => {
+    server.once('error', (err) => rejectListen(new KlxError('io-error', `the bridge cannot listen on ${BRIDGE_HOST}:${options.port ?? 0}: ${err.message}`, { cause: err })));
+    server.listen({ host: BRIDGE_HOST, port: options.port ?? 0, exclusive: true }, () => resolveListen());
+  });
+  const address = server.address() as AddressInfo;
+  if (address.address !== BRIDGE_HOST) {
+    server.close();
+    throw new KlxError('internal', `the bridge ended up on ${address.address}, not ${BRIDGE_HOST}`);
+  }
+  port = address.port;
+  const origin = `http://${BRIDGE_HOST}:${port}`;
+
+  return {
+    url: `${origin}/?token=${encodeURIComponent(token)}`,
+    origin,
+    port,
+    token,
+    readOnly,
+    roots,
+    api,
+    dispatchOptions,
+    close: async () => {
+      for (const res of streams) res.end();
+      streams.clear();
+      await api.ctx.jobs.shutdown();
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

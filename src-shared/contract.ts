@@ -1,0 +1,262 @@
+/**
+ * THE API contract between the renderer and the main process: one object, {@link contract}, from
+ * which everything else is derived — the method-name list, the request/response TypeScript types,
+ * the typed client {@link KlxApi}, the preload's exposed functions, the IPC channels, the HTTP
+ * routes of the bridge and the handler registry's completeness check. Nothing is written twice.
+ *
+ * Each entry is made with {@link call} (answers at once) or {@link job} (long work: answers
+ * `{jobId}` at once, then reports `job.progress` events and one `job.end` event carrying the result
+ * described by `result`, or an {@link ErrorInfo}). Every entry states:
+ * - `request`: zod schema of the argument (strict objects: unknown keys are refused);
+ * - `response`: zod schema of the answer (for jobs always {@link jobStarted});
+ * - `write`: true when the method changes files on disk; refused when the app/bridge is read-only;
+ * - `job`: true for long work run by the job manager (cancellable through `job.cancel`).
+ *
+ * Adding a method: add one entry here, then its handler in `src-main/api/<domain>.ts` (the domain
+ * is the part of the name before the dot); TypeScript then refuses to compile until it exists.
+ *
+ * All schemas are JSON-safe by construction (see `wire.ts`; checked at compile time below and by
+ * `test/api/contract.test.ts`). No Node or DOM imports here.
+ */
+import { z } from 'zod';
+import type { ErrorInfo } from './errors.ts';
+import { count, errorInfoSchema, isoTime, jsonValue, pathText, type Json } from './wire.ts';
+
+/** The shape of one contract entry (what {@link call} and {@link job} build). */
+export interface MethodSpec {
+  /** One sentence for people: what the method does. */
+  readonly doc: string;
+  readonly request: z.ZodType;
+  readonly response: z.ZodType;
+  /** The final result of a job method (absent for plain calls). */
+  readonly result?: z.ZodType;
+  readonly write: boolean;
+  readonly job: boolean;
+}
+
+/** A method that answers directly with `response`. */
+function call<Q extends z.ZodType, S extends z.ZodType>(spec: {
+  doc: string;
+  request: Q;
+  response: S;
+  write: boolean;
+}): { doc: string; request: Q; response: S; write: boolean; job: false } {
+  return { ...spec, job: false };
+}
+
+/** A long-running method: answers {@link jobStarted} at once; `result` arrives in the `job.end` event. */
+function job<Q extends z.ZodType, R extends z.ZodType>(spec: {
+  doc: string;
+  request: Q;
+  result: R;
+  write: boolean;
+}): { doc: string; request: Q; response: typeof jobStarted; result: R; write: boolean; job: true } {
+  return { ...spec, response: jobStarted, job: true };
+}
+
+/** A job identifier (opaque; a UUID today). */
+export const jobId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not a job id');
+
+/** What a job method answers at once. */
+export const jobStarted = z.object({ jobId });
+
+/** The progress of a job: `done` of `total` units (`total` null when unknown) in phase `phase`, `bytes` read or written so far. */
+export const jobProgress = z.object({
+  phase: z.string().max(200),
+  done: count,
+  total: count.nullable(),
+  bytes: count,
+});
+
+/** The state of a job in `job.list`. */
+export const jobState = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+
+/** One job as listed by `job.list`: its latest progress, timestamps and, once failed or cancelled, its error. */
+export const jobSummary = z.object({
+  jobId,
+  method: z.string(),
+  state: jobState,
+  ...jobProgress.shape,
+  startedAt: isoTime,
+  endedAt: isoTime.nullable(),
+  error: errorInfoSchema.nullable(),
+});
+
+/** A folder as suggested by `fs.complete`: its name and its full path (no trailing separator). */
+export const dirEntry = z.object({ name: z.string(), path: z.string() });
+
+const empty = z.strictObject({});
+
+/** The contract. See the file comment for the meaning of each field. */
+export const contract = {
+  'app.info': call({
+    doc: 'Application name, version, platform, transport, read-only flag and the demo folder, if any.',
+    request: empty,
+    response: z.object({
+      name: z.string(),
+      version: z.string(),
+      /** Node's `process.platform` of the main process (`linux`, `darwin`, `win32`...). */
+      platform: z.string(),
+      transport: z.enum(['electron', 'bridge']),
+      readOnly: z.boolean(),
+      /** Absolute path of the bundled demo log directory, or null. */
+      demoDir: z.string().nullable(),
+      /** The bridge's fixed roots (`klx serve DIR`): only paths inside them are reachable. Empty when not fixed. */
+      fixedRoots: z.array(z.string()),
+    }),
+    write: false,
+  }),
+
+  'fs.complete': call({
+    doc: 'Completes a partly typed folder path: the sub-folders of its directory whose names start with its last part. Lists directories only.',
+    request: z.strictObject({
+      /** What the user typed: absolute, `~`-relative or relative to the home folder. Ending with a separator lists that folder. */
+      partial: pathText,
+      /** At most this many entries (default 200). */
+      limit: z.number().int().min(1).max(1000).default(200),
+      /** Include names starting with a dot (default: only when the typed part starts with a dot). */
+      hidden: z.boolean().default(false),
+    }),
+    response: z.object({
+      /** The absolute folder that was listed, or null when it does not exist or cannot be read. */
+      dir: z.string().nullable(),
+      entries: z.array(dirEntry),
+      /** True when more than `limit` entries matched. */
+      truncated: z.boolean(),
+    }),
+    write: false,
+  }),
+
+  'session.open': call({
+    doc: 'Opens a folder in this session: later path arguments must lie inside an opened folder. Adds it to the recent folders.',
+    request: z.strictObject({ path: pathText }),
+    response: z.object({
+      /** The real path (symlinks resolved) of the opened folder. */
+      path: z.string(),
+      /** All folders opened in this session, in opening order. */
+      opened: z.array(z.string()),
+    }),
+    write: false,
+  }),
+
+  'session.folders': call({
+    doc: 'The folders opened in this session and the recent folders (most recent first).',
+    request: empty,
+    response: z.object({ opened: z.array(z.string()), recent: z.array(z.string()) }),
+    write: false,
+  }),
+
+  'job.cancel': call({
+    doc: 'Asks a running job to stop; it then ends with the error code `cancelled`. Unknown job: `not-found`.',
+    request: z.strictObject({ jobId }),
+    /** `cancelled` is false when the job had already ended. */
+    response: z.object({ cancelled: z.boolean() }),
+    write: false,
+  }),
+
+  'job.list': call({
+    doc: 'Running jobs and the most recently ended ones, oldest first.',
+    request: empty,
+    response: z.object({ jobs: z.array(jobSummary) }),
+    write: false,
+  }),
+
+  'demo.sleepJob': job({
+    doc: 'A job that ticks `ticks` times, `intervalMs` apart, reporting progress (1 KiB of "bytes" per tick); for tests of the job machinery. `failAt` makes it fail at that tick.',
+    request: z.strictObject({
+      ticks: z.number().int().min(1).max(10_000).default(5),
+      intervalMs: z.number().int().min(0).max(60_000).default(100),
+      failAt: z.number().int().min(1).optional(),
+    }),
+    result: z.object({ ticks: count }),
+    write: false,
+  }),
+
+  'demo.touch': call({
+    doc: 'Sets the modification time of an existing file or folder inside an opened folder to now; the smallest write method, for tests of read-only mode and path checks.',
+    request: z.strictObject({ path: pathText }),
+    response: z.object({ path: z.string() }),
+    write: true,
+  }),
+} as const satisfies Record<string, MethodSpec>;
+
+/** The contract's type. */
+export type Contract = typeof contract;
+
+/** Every method name, e.g. `'app.info'`. */
+export type MethodName = keyof Contract & string;
+
+/** The method names, in contract order (derived from {@link contract}). */
+export const METHOD_NAMES = Object.freeze(Object.keys(contract)) as readonly MethodName[];
+
+/** Names of the job methods (those answering `{jobId}`). */
+export type JobMethodName = { [M in MethodName]: Contract[M]['job'] extends true ? M : never }[MethodName];
+
+/** The request a caller sends (defaults not yet applied). */
+export type Req<M extends MethodName> = z.input<Contract[M]['request']>;
+
+/** The request a handler receives (validated, defaults applied). */
+export type ParsedReq<M extends MethodName> = z.output<Contract[M]['request']>;
+
+/** The answer of a method (for job methods `{jobId}`). */
+export type Res<M extends MethodName> = z.output<Contract[M]['response']>;
+
+/** The final result of a job method, carried by its `job.end` event. */
+export type JobResult<M extends JobMethodName> = z.output<Contract[M]['result']>;
+
+/** The typed client: one function per method, resolving with the answer or rejecting with a `KlxApiError`. */
+export type KlxApi = { readonly [M in MethodName]: (req: Req<M>) => Promise<Res<M>> };
+
+/** Whether `name` is a method of the contract (own keys only: `toString` or `__proto__` are not). */
+export function isMethodName(name: string): name is MethodName {
+  return Object.prototype.hasOwnProperty.call(contract, name);
+}
+
+/** Whether `name` is a job method. */
+export function isJobMethod(name: MethodName): name is JobMethodName {
+  return contract[name].job;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events (main → renderer): job progress, job end, folder opened (e.g. from the app menu).
+
+/** A job's progress; sent at most every few tens of milliseconds per job, and on each phase change. */
+export const jobProgressEvent = z.object({
+  type: z.literal('job.progress'),
+  jobId,
+  method: z.string(),
+  ...jobProgress.shape,
+});
+
+/** A job's end: `ok: true` with its result (shape: the method's `result` schema) or `ok: false` with the error. */
+export const jobEndEvent = z.discriminatedUnion('ok', [
+  z.object({ type: z.literal('job.end'), jobId, method: z.string(), ok: z.literal(true), result: jsonValue }),
+  z.object({ type: z.literal('job.end'), jobId, method: z.string(), ok: z.literal(false), error: errorInfoSchema }),
+]);
+
+/** A folder was opened in the session (by `session.open` or by the main process' menu). */
+export const sessionOpenedEvent = z.object({ type: z.literal('session.opened'), path: z.string() });
+
+/** Any event the main process sends to the renderer. */
+export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent]);
+
+export type JobProgress = z.infer<typeof jobProgress>;
+export type JobSummary = z.infer<typeof jobSummary>;
+export type JobProgressEvent = z.infer<typeof jobProgressEvent>;
+export type JobEndEvent = z.infer<typeof jobEndEvent>;
+export type SessionOpenedEvent = z.infer<typeof sessionOpenedEvent>;
+export type KlxEvent = z.infer<typeof klxEvent>;
+export type { ErrorInfo };
+
+// ---------------------------------------------------------------------------------------------
+// Compile-time check: every request, response and job result is JSON. A method whose types are
+// not (a bigint, a Uint8Array, a Date...) makes the line below fail, naming the method.
+
+type ResultOf<S> = S extends { result: infer R extends z.ZodType } ? z.output<R> : null;
+type NotJsonSafe = {
+  [M in MethodName]: [z.input<Contract[M]['request']>, z.output<Contract[M]['request']>, Res<M>, ResultOf<Contract[M]>] extends [Json, Json, Json, Json]
+    ? never
+    : M;
+}[MethodName];
+const jsonSafe: [NotJsonSafe] extends [never] ? true : { notJsonSafe: NotJsonSafe } = true;
+void jsonSafe;

@@ -1,0 +1,124 @@
+/**
+ * One table over the contract's method list: every method, called over HTTP through the bridge,
+ * gives exactly what `dispatch` gives when called directly on the same context (for job methods:
+ * the same final `job.end`, apart from the job id). The table's type has one entry per method, so
+ * adding a method to the contract without a row here does not compile.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METHOD_NAMES, contract, type JobEndEvent, type MethodName } from '../../src-shared/contract.ts';
+import type { Envelope } from '../../src-shared/wire.ts';
+import { startBridge, type Bridge } from '../../src-main/bridge/server.ts';
+import { openEvents, post, tempDir, type EventStream } from './helpers.ts';
+
+const tmp = tempDir('klx-parity-');
+const data = join(tmp.dir, 'data');
+const rendererDir = join(tmp.dir, 'renderer');
+
+/** Requests to try per method, built once the fixture folders exist. Valid and invalid ones. */
+const cases: { readonly [M in MethodName]: readonly { name: string; request: unknown }[] } = {
+  'app.info': [
+    { name: 'valid', request: {} },
+    { name: 'unknown key', request: { extra: 1 } },
+  ],
+  'fs.complete': [
+    { name: 'list a folder', request: { partial: `${data}/` } },
+    { name: 'prefix', request: { partial: join(data, 'topic-') } },
+    { name: 'home-relative', request: { partial: '~/da' } },
+    { name: 'missing folder', request: { partial: join(data, 'nope', '') + '/' } },
+    { name: 'wrong type', request: { partial: 42 } },
+  ],
+  'session.open': [
+    { name: 'existing folder', request: { path: data } },
+    { name: 'missing folder', request: { path: join(tmp.dir, 'missing') } },
+    { name: 'a file', request: { path: join(data, 'topic-0', '00000000000000000000.log') } },
+    { name: 'relative', request: { path: 'data' } },
+  ],
+  'session.folders': [{ name: 'valid', request: {} }],
+  'job.cancel': [
+    { name: 'unknown job', request: { jobId: 'no-such-job' } },
+    { name: 'malformed id', request: { jobId: '../etc' } },
+  ],
+  'job.list': [{ name: 'valid', request: {} }],
+  'demo.sleepJob': [
+    { name: 'succeeds', request: { ticks: 3, intervalMs: 5 } },
+    { name: 'fails at tick 2', request: { ticks: 3, intervalMs: 5, failAt: 2 } },
+    { name: 'zero ticks', request: { ticks: 0 } },
+  ],
+  'demo.touch': [
+    { name: 'inside the opened folder', request: { path: join(data, 'topic-0', '00000000000000000000.log') } },
+    { name: 'outside the opened folder', request: { path: join(tmp.dir, 'outside.txt') } },
+    { name: 'symlink escape', request: { path: join(data, 'escape', 'outside.txt') } },
+  ],
+};
+
+let bridge: Bridge;
+let events: EventStream;
+
+beforeAll(async () => {
+  mkdirSync(join(data, 'topic-0'), { recursive: true });
+  mkdirSync(join(data, 'topic-1'), { recursive: true });
+  writeFileSync(join(data, 'topic-0', '00000000000000000000.log'), '');
+  writeFileSync(join(tmp.dir, 'outside.txt'), 'secret');
+  symlinkSync(tmp.dir, join(data, 'escape'));
+  mkdirSync(rendererDir);
+  writeFileSync(join(rendererDir, 'index.html'), '<!doctype html><title>t</title>');
+  bridge = await startBridge({ readOnly: false, roots: [], rendererDir, homeDir: tmp.dir, jobs: { progressIntervalMs: 0 } });
+  events = await openEvents(bridge);
+  await bridge.api.dispatch('session.open', { path: data }, bridge.dispatchOptions); // so demo.touch has an opened folder
+});
+
+afterAll(async () => {
+  events.close();
+  await bridge.close();
+  tmp.remove();
+});
+
+/** Waits for the job's end: directly from the job manager, or from the HTTP event stream. */
+async function jobEnd(envelope: Envelope<unknown>, via: 'direct' | 'http'): Promise<Omit<JobEndEvent, 'jobId'> | Envelope<unknown>> {
+  if (!envelope.ok) return envelope;
+  const { jobId } = envelope.result as { jobId: string };
+  const end = (via === 'direct'
+    ? await bridge.api.ctx.jobs.wait(jobId)
+    : await events.waitFor((e) => e.type === 'job.end' && e.jobId === jobId)) as JobEndEvent;
+  const { jobId: _drop, ...rest } = end;
+  return rest;
+}
+
+describe('every contract method gives the same answer over HTTP as through dispatch', () => {
+  it('the table has one row per contract method', () => {
+    expect(Object.keys(cases).sort()).toEqual([...METHOD_NAMES].sort());
+  });
+
+  for (const method of METHOD_NAMES) {
+    for (const c of cases[method]) {
+      it(`${method}: ${c.name}`, async () => {
+        const direct = await bridge.api.dispatch(method, c.request, bridge.dispatchOptions);
+        const http = await post(bridge, method, c.request);
+        expect(http.status).toBe(200);
+        if (contract[method].job) {
+          expect(await jobEnd(http.body, 'http')).toEqual(await jobEnd(direct, 'direct'));
+        } else {
+          // JSON round trip: what dispatch returns must be exactly what the wire carries.
+          expect(http.body).toEqual(JSON.parse(JSON.stringify(direct)));
+        }
+      });
+    }
+  }
+
+  it('the expected outcomes (so the parity above is not parity of two failures)', async () => {
+    const ok = async (m: MethodName, req: unknown) => (await post(bridge, m, req)).body;
+    expect(await ok('app.info', {})).toMatchObject({ ok: true, result: { transport: 'bridge', readOnly: false } });
+    expect(await ok('fs.complete', { partial: `${data}/` })).toMatchObject({
+      ok: true,
+      result: { dir: data, entries: [{ name: 'escape' }, { name: 'topic-0' }, { name: 'topic-1' }] },
+    });
+    expect(await ok('fs.complete', { partial: '~/da' })).toMatchObject({ ok: true, result: { entries: [{ name: 'data', path: data }] } });
+    expect(await ok('session.open', { path: join(tmp.dir, 'missing') })).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    expect(await ok('job.cancel', { jobId: 'no-such-job' })).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    expect(await ok('demo.touch', { path: join(data, 'escape', 'outside.txt') })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    const started = await ok('demo.sleepJob', { ticks: 2, intervalMs: 1 });
+    expect(await jobEnd(started, 'http')).toMatchObject({ ok: true, result: { ticks: 2 } });
+  });
+});

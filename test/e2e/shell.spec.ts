@@ -1,0 +1,54 @@
+/**
+ * The app shell in a browser over the bridge: loads with the token, shows the version from
+ * `app.info`, suggests folders through `fs.complete`, opens one, shows the read-only badge, and
+ * runs under the strict CSP without console errors.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SCREENSHOTS, expect, test } from './fixtures.ts';
+
+const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+test('loads with the token and shows the version from app.info', async ({ page, bridge }) => {
+  const problems: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+  page.on('pageerror', (e) => problems.push(e.message));
+
+  await page.goto(bridge.url);
+  await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Kafka Log Explorer' })).toBeVisible();
+  await expect(page.getByTestId('app-version')).toHaveText(`v${version}`);
+  await expect(page.getByTestId('read-only-badge')).toHaveCount(0);
+  await expect(page.getByTestId('app-error')).toHaveCount(0);
+  await page.screenshot({ path: `${SCREENSHOTS}/shell.png` });
+  expect(problems).toEqual([]);
+});
+
+test('suggests sub-folders as a path is typed and opens the chosen folder', async ({ page, bridge, logDir }) => {
+  await page.goto(bridge.url);
+  await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+  const input = page.getByTestId('folder-input');
+  await input.fill(join(dirname(logDir), 'kafka'));
+  await expect(page.getByTestId('folder-suggestions')).toContainText('kafka-logs/');
+  await input.press('Tab');
+  await expect(input).toHaveValue(`${logDir}/`);
+  await expect(page.getByTestId('folder-suggestions').getByRole('option')).toHaveText(['orders-0/', 'orders-1/']);
+  await page.screenshot({ path: `${SCREENSHOTS}/folder-suggestions.png` });
+  await page.getByTestId('folder-open').click();
+  await expect(page.getByTestId('opened-folders')).toContainText(logDir);
+  await page.screenshot({ path: `${SCREENSHOTS}/folder-opened.png` });
+});
+
+test('shows the read-only badge on a read-only bridge and the served folder as opened', async ({ page, readOnlyBridge, logDir }) => {
+  await page.goto(readOnlyBridge.url);
+  await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+  await expect(page.getByTestId('read-only-badge')).toBeVisible();
+  await expect(page.getByTestId('opened-folders')).toContainText(logDir);
+  await page.screenshot({ path: `${SCREENSHOTS}/read-only.png` });
+});
+
+test('without the token the page is refused and the app never loads', async ({ page, bridge }) => {
+  const response = await page.goto(bridge.origin + '/');
+  expect(response?.status()).toBe(403);
+  await expect(page.locator('[data-testid=app-loaded]')).toHaveCount(0);
+});

@@ -1,0 +1,64 @@
+/**
+ * `registerIpc`: one handler per contract method and no other, sender checked, arguments validated.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { METHOD_NAMES } from '../../src-shared/contract.ts';
+import { createServerApi } from '../../src-main/api/index.ts';
+
+const fake = vi.hoisted(() => ({ current: undefined as unknown as ReturnType<typeof import('./fake-electron.ts').makeFakeElectron> }));
+vi.mock('electron', async () => {
+  const { makeFakeElectron: make } = await import('./fake-electron.ts');
+  fake.current = make('/nonexistent');
+  return fake.current.electron;
+});
+
+const { registerIpc } = await import('../../src-main/electron/ipc.ts');
+const { isTrustedSender } = await import('../../src-main/electron/security.ts');
+
+const rendererFile = '/app/out/renderer/index.html';
+const ours = { senderFrame: { url: `file://${rendererFile}`, parent: null } };
+const server = createServerApi({ version: '1.2.3', transport: 'electron' });
+const unregister = registerIpc({
+  dispatch: server.dispatch,
+  options: { readOnly: true },
+  isTrusted: (event) => isTrustedSender(event.senderFrame as never, { rendererFile }),
+});
+
+describe('IPC handlers', () => {
+  it('are registered for exactly the contract methods, one channel each', () => {
+    expect([...fake.current.handlers.keys()].sort()).toEqual(METHOD_NAMES.map((m) => `klx:${m}`).sort());
+  });
+
+  it('answer a call from our renderer with the dispatch envelope', async () => {
+    const out = await fake.current.handlers.get('klx:app.info')!(ours, {});
+    expect(out).toMatchObject({ ok: true, result: { version: '1.2.3', transport: 'electron', readOnly: true } });
+  });
+
+  it('reject invalid arguments with invalid-argument', async () => {
+    expect(await fake.current.handlers.get('klx:fs.complete')!(ours, { partial: 1 })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    expect(await fake.current.handlers.get('klx:app.info')!(ours, {}, 'extra')).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    expect(await fake.current.handlers.get('klx:app.info')!(ours)).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+  });
+
+  it('refuse write methods with read-only when the app runs read-only', async () => {
+    expect(await fake.current.handlers.get('klx:demo.touch')!(ours, { path: '/tmp' })).toMatchObject({ ok: false, error: { code: 'read-only' } });
+  });
+
+  it('reject a foreign sender: another page, a sub-frame, another file, no frame', async () => {
+    const foreign = [
+      { senderFrame: { url: 'https://evil.example/', parent: null } },
+      { senderFrame: { url: `file://${rendererFile}`, parent: { url: 'x' } } },
+      { senderFrame: { url: 'file:///tmp/evil.html', parent: null } },
+      { senderFrame: { url: `file://server${rendererFile}`, parent: null } },
+      { senderFrame: null },
+    ];
+    for (const event of foreign) {
+      await expect(fake.current.handlers.get('klx:app.info')!(event, {})).rejects.toThrow(/untrusted/);
+    }
+  });
+
+  it('can be unregistered', () => {
+    unregister();
+    expect(fake.current.handlers.size).toBe(0);
+  });
+});

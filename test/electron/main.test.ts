@@ -1,0 +1,118 @@
+/**
+ * The main process wiring, with a fake `electron`: secure window, navigation and popups refused,
+ * IPC registered for exactly the contract's methods, events forwarded, menu, settings file.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { METHOD_NAMES } from '../../src-shared/contract.ts';
+import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
+
+const userData = mkdtempSync(join(tmpdir(), 'klx-userdata-'));
+const fake = vi.hoisted(() => ({ current: undefined as unknown as ReturnType<typeof import('./fake-electron.ts').makeFakeElectron>, userData: '' }));
+fake.userData = userData;
+vi.mock('electron', async () => {
+  const { makeFakeElectron } = await import('./fake-electron.ts');
+  fake.current = makeFakeElectron(fake.userData);
+  return fake.current.electron;
+});
+
+await import('../../src-main/electron/main.ts');
+await new Promise((r) => setTimeout(r, 20)); // let whenReady().then(start) run
+
+afterAll(() => rmSync(userData, { recursive: true, force: true }));
+
+describe('main process', () => {
+  const win = () => fake.current.windows[0];
+  type Item = { id?: string; label?: string; role?: string; accelerator?: string; click?: () => void; submenu?: Item[] };
+
+  it('takes the single-instance lock and enables the sandbox before ready', () => {
+    expect(fake.current.electron.app.requestSingleInstanceLock).toHaveBeenCalled();
+    expect(fake.current.electron.app.enableSandbox).toHaveBeenCalled();
+    expect(fake.current.electron.app.listeners.has('second-instance')).toBe(true);
+  });
+
+  it('creates one window with contextIsolation, sandbox and no Node integration, loading the built renderer', () => {
+    expect(fake.current.windows).toHaveLength(1);
+    const prefs = win().options.webPreferences as Record<string, unknown>;
+    expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false });
+    expect(String(prefs.preload)).toMatch(/preload[\\/]preload\.cjs$/);
+    expect(win().loaded?.file).toMatch(/renderer[\\/]index\.html$/);
+  });
+
+  it('denies window.open and prevents navigation and webviews', () => {
+    expect(win().webContents.windowOpenHandler?.({ url: 'https://evil.example' })).toEqual({ action: 'deny' });
+    for (const name of ['will-navigate', 'will-attach-webview']) {
+      const event = { preventDefault: vi.fn() };
+      win().webContents.emit(name, event, 'https://evil.example');
+      expect(event.preventDefault, name).toHaveBeenCalled();
+    }
+  });
+
+  it('refuses every permission request and adds the CSP header to every response', () => {
+    const session = fake.current.electron.session.defaultSession;
+    const permission = session.setPermissionRequestHandler.mock.calls[0][0] as (c: unknown, p: string, cb: (ok: boolean) => void) => void;
+    const answer = vi.fn();
+    permission({}, 'media', answer);
+    expect(answer).toHaveBeenCalledWith(false);
+    const headers = session.webRequest.onHeadersReceived.mock.calls[0][0] as (d: unknown, cb: (r: unknown) => void) => void;
+    const done = vi.fn();
+    headers({ responseHeaders: { A: ['b'] } }, done);
+    expect(done).toHaveBeenCalledWith({ responseHeaders: { A: ['b'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+  });
+
+  it('registers IPC handlers for exactly the contract methods', () => {
+    expect([...fake.current.handlers.keys()].sort()).toEqual(METHOD_NAMES.map((m) => `klx:${m}`).sort());
+  });
+
+  it('checks the sender: the renderer file is trusted, anything else is rejected', async () => {
+    const file = win().loaded!.file!;
+    const ok = await fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: `file://${file}#/x`, parent: null } }, {});
+    expect(ok).toMatchObject({ ok: true, result: { transport: 'electron', version: '0.1.0' } });
+    await expect(fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: 'http://localhost:5173/', parent: null } }, {})).rejects.toThrow();
+  });
+
+  it('has a menu with Open Folder… (CmdOrCtrl+O), Reload, Toggle DevTools and Quit', () => {
+    const template = fake.current.electron.Menu.buildFromTemplate.mock.calls.at(-1)![0] as Item[];
+    const items = template.flatMap((m) => [m, ...(m.submenu ?? [])]);
+    expect(items.find((i) => i.id === 'open-folder')).toMatchObject({ label: 'Open Folder…', accelerator: 'CmdOrCtrl+O' });
+    expect(items.find((i) => i.role === 'reload')).toBeDefined();
+    expect(items.find((i) => i.role === 'toggleDevTools')).toBeDefined();
+    expect(items.find((i) => i.role === 'quit' || i.role === 'close')).toBeDefined();
+    expect(fake.current.electron.Menu.setApplicationMenu).toHaveBeenCalled();
+  });
+
+  it('File › Open Folder… opens the chosen folder, tells the window, and records it in the settings file', async () => {
+    fake.current.electron.dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: [userData] });
+    const template = fake.current.electron.Menu.buildFromTemplate.mock.calls.at(-1)![0] as Item[];
+    const open = template.flatMap((m) => m.submenu ?? []).find((i) => i.id === 'open-folder')!;
+    open.click!();
+    await vi.waitFor(() => expect(win().webContents.sent).toContainEqual({ channel: 'klx:event', payload: { type: 'session.opened', path: userData } }));
+    const settings = JSON.parse(readFileSync(join(userData, 'klx-settings.json'), 'utf8'));
+    expect(settings.recentFolders).toEqual([userData]);
+    const latest = fake.current.electron.Menu.buildFromTemplate.mock.calls.at(-1)![0] as Item[];
+    const recent = latest.flatMap((m) => m.submenu ?? []).find((i) => i.id === 'open-recent')!;
+    expect(recent.submenu?.map((i) => i.label)).toEqual([userData]);
+  });
+
+  it('forwards job events to the window', async () => {
+    const file = win().loaded!.file!;
+    const out = (await fake.current.handlers.get('klx:demo.sleepJob')!({ senderFrame: { url: `file://${file}`, parent: null } }, { ticks: 1, intervalMs: 0 })) as {
+      result: { jobId: string };
+    };
+    await vi.waitFor(() =>
+      expect(win().webContents.sent).toContainEqual({
+        channel: 'klx:event',
+        payload: { type: 'job.end', jobId: out.result.jobId, method: 'demo.sleepJob', ok: true, result: { ticks: 1 } },
+      }),
+    );
+  });
+
+  it('saves the window bounds on close', () => {
+    win().emit('close');
+    const settings = JSON.parse(readFileSync(join(userData, 'klx-settings.json'), 'utf8'));
+    expect(settings.window).toEqual({ x: 10, y: 20, width: 1000, height: 700, maximized: false });
+    expect(existsSync(join(userData, 'klx-settings.json'))).toBe(true);
+  });
+});
