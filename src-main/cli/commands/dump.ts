@@ -104,7 +104,8 @@ function entryText(e: LogEntry, deep: boolean): string {
   return line;
 }
 
-function preview(b: Uint8Array | null): string {
+/** A short printable form of key/value bytes: quoted UTF-8 text, else hex; long values are cut with their size. */
+export function preview(b: Uint8Array | null): string {
   if (b === null) return 'null';
   const s = Buffer.from(b.buffer, b.byteOffset, Math.min(b.byteLength, 120)).toString('utf8');
   // Printable UTF-8 is shown as text, anything else as hex.

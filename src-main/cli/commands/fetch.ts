@@ -1,0 +1,190 @@
+/**
+ * `klx fetch DIR --offset N [--max N] [--max-bytes N] [--isolation read_committed]
+ * [--include-control] [--up-to high-watermark] [--partition TOPIC-N] [--json]`: prints the records
+ * a consumer positioned at offset N would receive (engine `fetch`, Kafka `UnifiedLog.read` +
+ * `CompletedFetch`), following offset holes, skipping control records and, for read_committed,
+ * aborted transactions.
+ *
+ * Output: text, one line per record (offset, timestamp, key/value previews, flags) and a last line
+ * `-- next offset N ...`; or `--json` NDJSON: `{"type":"record",...}` per record (key/value/header
+ * values base64, int64 beyond 2^53 as decimal strings), `{"type":"problem",...}` for damage met, and
+ * a final `{"type":"end","nextOffset":...}`.
+ *
+ * Also home of {@link openPartitionArg}, the DIR/--partition resolution shared by the read commands.
+ */
+import { basename } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { KlxError } from '../../engine/errors.ts';
+import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
+import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
+import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
+import { OutputWriter, parseNonNegativeInt } from '../output.ts';
+import { preview } from './dump.ts';
+
+interface FetchCliOptions {
+  offset: bigint | 'earliest' | 'latest';
+  max: number;
+  maxBytes?: number;
+  isolation: IsolationLevel;
+  includeControl?: boolean;
+  upTo: 'log-end' | 'high-watermark';
+  partition?: string;
+  json?: boolean;
+}
+
+/**
+ * Opens DIR (a partition folder, a log directory or a folder of log directories) and picks one
+ * partition: the only one, or the one `--partition` names (`topic-N`, or its path relative to DIR
+ * when several log directories hold the same partition).
+ * @throws KlxError `not-found` / `not-a-log-dir` for DIR; `invalid-argument` when DIR holds several
+ *   partitions and none (or an unknown one) is chosen — the message lists the choices.
+ */
+export function openPartitionArg(dir: string, partition?: string): PartitionLog {
+  const all = allPartitions(openPath(dir));
+  if (all.length === 0) throw new KlxError('not-a-log-dir', 'this log directory holds no partition folder', { file: dir });
+  const choices = (list: typeof all) => {
+    const names = list.map((p) => p.rel);
+    return names.length > 40 ? `${names.slice(0, 40).join(', ')}, ... (${names.length} in all)` : names.join(', ');
+  };
+  if (partition !== undefined) {
+    const hits = all.filter((p) => p.rel === partition || `${p.log.topic}-${p.log.partition}` === partition || basename(p.log.dir) === partition);
+    if (hits.length === 1) return hits[0]!.log;
+    if (hits.length > 1) throw new KlxError('invalid-argument', `--partition ${partition} matches ${hits.length} partitions; give its path instead: ${choices(hits)}`, { file: dir });
+    throw new KlxError('invalid-argument', `no partition ${partition} here; choose one of: ${choices(all)}`, { file: dir });
+  }
+  if (all.length === 1) return all[0]!.log;
+  throw new KlxError('invalid-argument', `this folder holds ${all.length} partitions; choose one with --partition: ${choices(all)}`, { file: dir });
+}
+
+/** Parses an offset argument: a non-negative int64, `earliest` or `latest`. */
+export function parseOffsetArg(v: string): bigint | 'earliest' | 'latest' {
+  if (v === 'earliest' || v === 'latest') return v;
+  if (!/^\d+$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError(`--offset must be a non-negative integer, "earliest" or "latest", got "${v}"`);
+  return BigInt(v);
+}
+
+/** The JSON line of a fetched record: `recordJson` fields plus the batch and segment that hold it. */
+export function fetchedRecordJson(r: FetchedRecord): Record<string, unknown> {
+  const o: Record<string, unknown> = {
+    type: 'record',
+    ...recordJson({ offset: r.offset, timestamp: r.timestamp, attributes: 0, key: r.key, value: r.value, headers: r.headers, sizeInBytes: r.sizeInBytes, ...(r.control ? { control: r.control } : {}) }),
+    timestampType: r.timestampType,
+    batchBaseOffset: int64Json(r.batchBaseOffset),
+    batchLastOffset: int64Json(r.batchLastOffset),
+    position: r.position,
+    batchSize: r.batchSize,
+    segmentBaseOffset: int64Json(r.segmentBaseOffset),
+    magic: r.magic,
+    compression: r.compression,
+    isControl: r.isControl,
+    isTransactional: r.isTransactional,
+    producerId: int64Json(r.producerId),
+    producerEpoch: r.producerEpoch,
+    partitionLeaderEpoch: r.partitionLeaderEpoch,
+    crcValid: r.crcValid ?? null,
+  };
+  if (r.aborted) o.aborted = true;
+  return o;
+}
+
+/** One line per record for people. */
+export function fetchedRecordText(r: FetchedRecord): string {
+  const ts = r.timestamp >= 0n && r.timestamp < 8640000000000000n ? `${r.timestamp} (${new Date(Number(r.timestamp)).toISOString()})` : `${r.timestamp}`;
+  const flags = [
+    r.isTransactional && `txn producer ${r.producerId}`,
+    r.control && `control ${r.control.type}`,
+    r.aborted && 'ABORTED',
+    r.crcValid === false && 'CRC MISMATCH',
+  ].filter(Boolean);
+  const headers = r.headers.length ? ` headers: ${r.headers.map((h) => `${h.key}=${preview(h.value)}`).join(',')}` : '';
+  const body = r.control ? '' : ` key: ${preview(r.key)} value: ${preview(r.value)}${headers}`;
+  return `offset ${r.offset} ts ${ts}${body}${flags.length ? ` [${flags.join(', ')}]` : ''}`;
+}
+
+/** JSON line of a problem met while reading. */
+export function problemJson(p: ReadProblem): Record<string, unknown> {
+  return { type: 'problem', ...p };
+}
+
+/** Text line of a problem met while reading (written to stderr). */
+export function problemText(p: ReadProblem): string {
+  return `klx: warning: ${p.file}: position ${p.position}: ${p.reason}`;
+}
+
+/** Registers `klx fetch`. */
+export function registerFetch(program: Command): void {
+  program
+    .command('fetch')
+    .description('print the records a consumer at --offset would receive (follows offset holes; skips control records; read_committed hides aborted transactions)')
+    .argument('<dir>', 'partition folder, or a log directory with --partition')
+    .requiredOption('--offset <n>', 'first offset wanted: a number, "earliest" (log start offset) or "latest" (log end offset)', parseOffsetArg)
+    .option('--max <n>', 'at most N records', (v) => parseNonNegativeInt(v, '--max'), DEFAULT_MAX_RECORDS)
+    .option('--max-bytes <n>', 'byte budget in whole batches; the first batch is returned whole even if larger (Kafka KIP-74)', (v) => parseNonNegativeInt(v, '--max-bytes'))
+    .option('--isolation <level>', 'read_uncommitted or read_committed', parseIsolation, 'read_uncommitted')
+    .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
+    .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
+    .option('--partition <topic-N>', 'the partition to read when DIR holds several')
+    .option('--json', 'print NDJSON: one {"type":"record"} per record, then {"type":"end","nextOffset":...}')
+    .action(async (dir: string, opts: FetchCliOptions) => {
+      const log = openPartitionArg(dir, opts.partition);
+      const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
+      if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
+      const out = new OutputWriter(process.stdout);
+      const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo } as const;
+      let last: FetchResult | null = null;
+      let printed = 0;
+      const emit = async (r: FetchResult) => {
+        for (const rec of r.records) await out.line(opts.json ? JSON.stringify(fetchedRecordJson(rec)) : fetchedRecordText(rec));
+        for (const p of r.problems) {
+          if (opts.json) await out.line(JSON.stringify(problemJson(p)));
+          else process.stderr.write(problemText(p) + '\n');
+        }
+        printed += r.records.length;
+      };
+      if (opts.maxBytes !== undefined) {
+        // One fetch: the byte budget bounds the whole answer, as for a consumer.
+        last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
+        await emit(last);
+      } else {
+        // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.
+        let next = offset;
+        do {
+          last = await fetch(log, { offset: next, maxRecords: Math.min(DEFAULT_MAX_RECORDS, opts.max - printed), ...common });
+          await emit(last);
+          next = last.nextOffset;
+        } while (!last.reachedLimit && printed < opts.max);
+      }
+      const end = last!;
+      if (opts.json) {
+        await out.line(
+          JSON.stringify({
+            type: 'end',
+            nextOffset: int64Json(end.nextOffset),
+            records: printed,
+            reachedLimit: end.reachedLimit,
+            readLimit: int64Json(end.readLimit),
+            isolation: end.isolation,
+            logStartOffset: int64Json(end.logStartOffset),
+            logEndOffset: int64Json(end.logEndOffset),
+            highWatermark: end.highWatermark === null ? null : int64Json(end.highWatermark),
+            lastStableOffset: end.lastStableOffset === null ? null : int64Json(end.lastStableOffset),
+          }),
+        );
+      } else {
+        const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}`;
+        await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
+      }
+      await out.end();
+    });
+}
+
+function parseIsolation(v: string): IsolationLevel {
+  if (v !== 'read_uncommitted' && v !== 'read_committed') throw new InvalidArgumentError(`--isolation must be read_uncommitted or read_committed, got "${v}"`);
+  return v;
+}
+
+function parseUpTo(v: string): 'log-end' | 'high-watermark' {
+  if (v !== 'log-end' && v !== 'high-watermark') throw new InvalidArgumentError(`--up-to must be log-end or high-watermark, got "${v}"`);
+  return v;
+}

@@ -1,0 +1,840 @@
+/**
+ * Reading a partition's records by offset, the way a Kafka consumer sees them (Kafka's
+ * `LocalLog.read` / `UnifiedLog.read` on the broker side, `CompletedFetch.nextFetchedRecord` on the
+ * consumer side), plus the forward log walk every reader here is built on.
+ *
+ * Rules implemented (spec §3, §4, §7, §9.1, §10.1, §12.4; cases B01, B02, B10, B11, B14, B15, B17):
+ * - A fetch at `offset` is valid for `logStartOffset ≤ offset ≤ logEndOffset`; below or above, an
+ *   `offset-out-of-range` KlxError worded as Kafka's OffsetOutOfRangeException. `offset == LEO` (or
+ *   the read limit) gives an empty result.
+ * - The read limit is the LEO (default), the high watermark (`readUpTo: 'high-watermark'`), or for
+ *   `read_committed` the last stable offset (first offset of the earliest open transaction, else the
+ *   high watermark / LEO).
+ * - Reading starts at the byte position the offset index gives for `offset`
+ *   (`LogSegment.positionFor`), skips batches whose lastOffset is below it, and moves forward only as
+ *   far as it needs; segments are streamed, never loaded whole.
+ * - Offsets are not contiguous. After a batch is consumed the next offset is that batch's
+ *   `lastOffset + 1` (its preserved lastOffsetDelta), never `offset + 1`; a compacted batch whose
+ *   remaining records are all below the target still moves the position past it (B02). When the
+ *   record budget is reached, `nextOffset` is the offset of the next deliverable record (B01: after
+ *   record 0, with offset 1 compacted away, it is 2).
+ * - Records below logStartOffset (DeleteRecords) are never returned (B10).
+ * - `maxBytes` counts whole batches from the target on; the first batch is always returned whole,
+ *   even when it is larger (B17, KIP-74 "at least one batch").
+ * - Control records are never data: skipped (moving the position past them, B14) or, with
+ *   `includeControl`, returned flagged `isControl`. Under `read_committed` the batches of aborted
+ *   transactions are skipped with the consumer's algorithm (B15); under `read_uncommitted` they are
+ *   returned flagged `aborted` when the `.txnindex` files say so.
+ * - Damage met on the way (bytes that are not batches, batches whose records cannot be decoded) is
+ *   reported in `problems` with file, byte position and reason; reading goes on after it.
+ *
+ * Units: offsets and timestamps are `bigint` (int64; ms for timestamps); positions and sizes are
+ * bytes (`number`).
+ */
+import type { ErrorCode } from '../../../src-shared/errors.ts';
+import { KlxError } from '../errors.ts';
+import type { BatchEntry, DamageEntry, LogEntry } from '../format/log-reader.ts';
+import { decodeV2Records } from '../format/record-batch.ts';
+import type { BatchHeader, Compression, ControlRecordInfo, KafkaRecord, RecordHeader, TimestampType } from '../format/types.ts';
+import type { LogSegment } from '../segment/log-segment.ts';
+import type { PartitionLog } from './partition-log.ts';
+import { AbortedTransactionFilter, abortedTxnsFromIndexes, isAbortMarker, loadTransactionState, type AbortedTxn, type TxnSource } from './transactions.ts';
+
+/** Default record budget of one fetch: the Java consumer's `max.poll.records`. */
+export const DEFAULT_MAX_RECORDS = 500;
+/** Default byte budget of one fetch: the Java consumer's `max.partition.fetch.bytes` (1 MiB). */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+/** Kafka's isolation levels. */
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+
+// ---------------------------------------------------------------------------------------------
+// Pacing of long walks: cancellation and progress
+
+/** Progress of a long read; the shape of a job's progress (`done` of `total` bytes). */
+export interface ReadProgress {
+  phase: string;
+  /** Bytes of `.log` walked so far. */
+  done: number;
+  /** Bytes to walk in all, or null when unknown. */
+  total: number | null;
+  /** Bytes read from disk so far. */
+  bytes: number;
+}
+
+/** Options shared by every long read: a cancel signal and a progress callback. */
+export interface LongReadOptions {
+  /** Aborting it stops the read with a KlxError `cancelled`. */
+  signal?: AbortSignal;
+  /** Called every ~50 ms while the read runs, and once at the end. */
+  onProgress?: (progress: ReadProgress) => void;
+}
+
+/**
+ * Cooperative pacing of a synchronous walk run inside an async function: every ~20 ms it yields to
+ * the event loop (so a cancel request or other I/O can run), checks the signal and reports progress.
+ */
+export class Pacer {
+  private done = 0;
+  private steps = 0;
+  private lastYield = Date.now();
+  private lastReport = 0;
+
+  constructor(
+    private readonly opts: LongReadOptions & { phase: string; total: number | null },
+  ) {
+    this.throwIfCancelled();
+  }
+
+  /**
+   * Accounts `bytes` of work; now and then yields to the event loop.
+   * @throws KlxError `cancelled` when the signal was aborted.
+   */
+  async step(bytes: number): Promise<void> {
+    this.done += bytes;
+    if ((++this.steps & 63) !== 0) return;
+    const now = Date.now();
+    if (now - this.lastYield < 20) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.lastYield = Date.now();
+    this.throwIfCancelled();
+    if (this.opts.onProgress && this.lastYield - this.lastReport >= 50) {
+      this.lastReport = this.lastYield;
+      this.report();
+    }
+  }
+
+  /** Sends a final progress report. */
+  finish(): void {
+    this.report();
+  }
+
+  /** @throws KlxError `cancelled` when the signal was aborted. */
+  throwIfCancelled(): void {
+    const s = this.opts.signal;
+    if (s?.aborted) throw new KlxError('cancelled', `${this.opts.phase}: cancelled`, { cause: s.reason });
+  }
+
+  private report(): void {
+    this.opts.onProgress?.({ phase: this.opts.phase, done: this.done, total: this.opts.total, bytes: this.done });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The forward walk over a partition's segments
+
+/** A batch met by {@link walkLog}, with the segment holding it. */
+export interface WalkedBatch extends BatchEntry {
+  segment: LogSegment;
+  segmentIndex: number;
+}
+
+/** Bytes that are not a batch, met by {@link walkLog}. `file` is the segment's `.log` path. */
+export interface WalkedDamage extends DamageEntry {
+  segment: LogSegment;
+  segmentIndex: number;
+  file: string;
+}
+
+/** Start of a segment (sent before its entries, also for empty segments). */
+export interface WalkedSegmentStart {
+  type: 'segment';
+  segment: LogSegment;
+  segmentIndex: number;
+  /** Byte position where reading of this segment starts. */
+  position: number;
+}
+
+export type WalkEvent = WalkedBatch | WalkedDamage | WalkedSegmentStart;
+
+/** Index in `log.segments` of the segment holding `offset` (the last whose base ≤ offset), or 0. */
+export function segmentIndexFor(log: PartitionLog, offset: bigint): number {
+  const segs = log.segments;
+  let lo = 0;
+  let hi = segs.length - 1;
+  let found = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (segs[mid]!.baseOffset <= offset) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/**
+ * Streams the entries of a partition from `fromOffset` (default: the first segment's start) to the
+ * end of its last segment. The first segment is read from its offset-index position for
+ * `fromOffset`, so batches ending before `fromOffset` may still be yielded: callers skip them. An
+ * index entry that does not point at a batch start (a stale index after a crash) is ignored and the
+ * segment is read from position 0.
+ * @param opts.verifyCrc check batch CRCs (default true: without it a batch cut short in the middle of a
+ *   file reads as a batch with a garbage header instead of as damage).
+ * @yields a `segment` event at the start of each segment, then its batches and damage, in file order.
+ * @throws KlxError `not-found` / `io-error` when a `.log` cannot be read.
+ */
+export function* walkLog(log: PartitionLog, opts: { fromOffset?: bigint; verifyCrc?: boolean } = {}): Generator<WalkEvent> {
+  const segs = log.segments;
+  const first = opts.fromOffset === undefined ? 0 : segmentIndexFor(log, opts.fromOffset);
+  for (let i = first; i < segs.length; i++) {
+    const segment = segs[i]!;
+    const start = i === first && opts.fromOffset !== undefined ? segment.positionFor(opts.fromOffset) : 0;
+    yield { type: 'segment', segment, segmentIndex: i, position: start };
+    for (const e of scanSegmentFrom(segment, start, opts)) {
+      if (e.type === 'batch') yield Object.assign(e, { segment, segmentIndex: i });
+      else yield Object.assign(e, { segment, segmentIndex: i, file: segment.files.log });
+    }
+  }
+}
+
+/**
+ * Streams one segment's entries from byte `start` (an offset-index position), checking CRCs unless
+ * `verifyCrc` is false. When the first entry there is not a batch (a stale index entry after a
+ * crash), reads the segment from position 0 instead.
+ * @throws KlxError `not-found` / `io-error` when the `.log` cannot be read.
+ */
+export function* scanSegmentFrom(segment: LogSegment, start: number, opts: { verifyCrc?: boolean; end?: number } = {}): Generator<LogEntry> {
+  let from = start;
+  for (;;) {
+    let firstEntry = true;
+    let restart = false;
+    for (const e of segment.scan({ start: from, end: opts.end, verifyCrc: opts.verifyCrc ?? true })) {
+      if (firstEntry && from > 0 && e.type !== 'batch') {
+        restart = true;
+        break;
+      }
+      firstEntry = false;
+      yield e;
+    }
+    if (!restart) return;
+    from = 0;
+  }
+}
+
+/**
+ * The records of a batch: those the reader decoded already (legacy entries), else decoded now.
+ * @throws KlxError `corrupt-batch` (with the batch position) when they cannot be decoded.
+ */
+export function recordsOf(entry: BatchEntry): KafkaRecord[] {
+  return entry.records ?? decodeV2Records(entry.header, entry.bytes);
+}
+
+/** True when a batch holds a record at every offset of [baseOffset, lastOffset] (nothing compacted away inside it). */
+export function isDenseBatch(h: BatchHeader): boolean {
+  return BigInt(h.recordCount) === h.lastOffset - h.baseOffset + 1n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fetch
+
+/** A record as a reader sees it: the record plus the batch and segment that hold it. */
+export interface FetchedRecord {
+  offset: bigint;
+  /** ms since the epoch (LogAppendTime batches: the batch maxTimestamp); −1 when none (v0). */
+  timestamp: bigint;
+  timestampType: TimestampType;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+  headers: RecordHeader[];
+  /** Bytes the record takes in the (decompressed) records area. */
+  sizeInBytes: number;
+  batchBaseOffset: bigint;
+  batchLastOffset: bigint;
+  /** Byte position of the batch in its `.log`. */
+  position: number;
+  /** Bytes of the whole batch on disk. */
+  batchSize: number;
+  segmentBaseOffset: bigint;
+  magic: 0 | 1 | 2;
+  compression: Compression;
+  isControl: boolean;
+  isTransactional: boolean;
+  producerId: bigint;
+  producerEpoch: number;
+  partitionLeaderEpoch: number;
+  /** Result of the batch CRC check (undefined when not checked). */
+  crcValid: boolean | undefined;
+  /** Control records: the decoded key/marker. */
+  control?: ControlRecordInfo;
+  /** read_uncommitted: true for data of an aborted transaction (per the `.txnindex` files). */
+  aborted?: boolean;
+}
+
+/** Damage met while reading. Never thrown: reading goes on after it. */
+export interface ReadProblem {
+  code: ErrorCode;
+  /** The `.log` file. */
+  file: string;
+  /** Byte position in it. */
+  position: number;
+  /** Bytes concerned (a damaged region or the batch). */
+  size: number;
+  reason: string;
+}
+
+/** Options of {@link fetch}. */
+export interface FetchOptions {
+  /** The fetch offset: the first offset wanted. */
+  offset: bigint;
+  /** At most this many records (default {@link DEFAULT_MAX_RECORDS}; ≥ 1). */
+  maxRecords?: number;
+  /** Byte budget, counted in whole batches (default {@link DEFAULT_MAX_BYTES}); the first batch is returned whole anyway. */
+  maxBytes?: number;
+  isolation?: IsolationLevel;
+  /** Return control records too (flagged `isControl`); default false. */
+  includeControl?: boolean;
+  /** read_uncommitted only: stop at the log end offset (default) or at the high watermark, as a consumer does. */
+  readUpTo?: 'log-end' | 'high-watermark';
+  /** Where aborted transactions come from (see transactions.ts); default 'auto'. */
+  txnSource?: TxnSource;
+  signal?: AbortSignal;
+}
+
+/** Result of {@link fetch}. */
+export interface FetchResult {
+  records: FetchedRecord[];
+  /** Where to continue reading: every offset in [fetchOffset, nextOffset) not returned holds no deliverable record. */
+  nextOffset: bigint;
+  fetchOffset: bigint;
+  /** The offset reading stops at: LEO, high watermark or last stable offset. */
+  readLimit: bigint;
+  /** True when nextOffset reached readLimit (nothing more to read for now). */
+  reachedLimit: boolean;
+  isolation: IsolationLevel;
+  logStartOffset: bigint;
+  logEndOffset: bigint;
+  highWatermark: bigint | null;
+  /** read_committed: the last stable offset used; otherwise null. */
+  lastStableOffset: bigint | null;
+  /** Bytes of the batches read from the target on. */
+  bytesRead: number;
+  batchesRead: number;
+  /** Control records passed over (not returned). */
+  skippedControlRecords: number;
+  /** read_committed: records of aborted transactions passed over. */
+  skippedAbortedRecords: number;
+  problems: ReadProblem[];
+}
+
+/** What every reader needs to know about the partition for one read. */
+interface ReadContext {
+  log: PartitionLog;
+  isolation: IsolationLevel;
+  includeControl: boolean;
+  logStart: bigint;
+  logEnd: bigint;
+  highWatermark: bigint | null;
+  lastStableOffset: bigint | null;
+  /** Records at or after this offset are not read. */
+  limit: bigint;
+  /** Aborted transactions to skip (read_committed) or flag (read_uncommitted); null when none known. */
+  aborted: readonly AbortedTxn[] | null;
+}
+
+function tp(log: PartitionLog): string {
+  return `${log.topic}-${log.partition}`;
+}
+
+async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; signal?: AbortSignal }): Promise<ReadContext> {
+  const isolation = opts.isolation ?? 'read_uncommitted';
+  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new KlxError('invalid-argument', `isolation must be read_uncommitted or read_committed, got "${String(isolation)}"`);
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const hw = log.highWatermark;
+  const highWatermark = hw === null ? null : hw > logEnd ? logEnd : hw;
+  const ctx: ReadContext = { log, isolation, includeControl: opts.includeControl ?? false, logStart, logEnd, highWatermark, lastStableOffset: null, limit: logEnd, aborted: null };
+  if (isolation === 'read_committed') {
+    const state = await loadTransactionState(log, { source: opts.txnSource, signal: opts.signal });
+    ctx.lastStableOffset = state.lastStableOffset;
+    ctx.limit = state.lastStableOffset;
+    ctx.aborted = state.abortedTxns;
+  } else {
+    if (opts.readUpTo === 'high-watermark' && highWatermark !== null) ctx.limit = highWatermark;
+    const fromIndexes = abortedTxnsFromIndexes(log).abortedTransactions;
+    ctx.aborted = fromIndexes.length > 0 ? fromIndexes : null;
+  }
+  return ctx;
+}
+
+/**
+ * @throws KlxError `offset-out-of-range` worded as Kafka's (`UnifiedLog.checkLogStartOffset`,
+ *   `LocalLog.read`) when `offset` is below logStartOffset or above logEndOffset.
+ */
+export function checkFetchOffset(log: PartitionLog, offset: bigint): void {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const details = { offset: offset.toString(), logStartOffset: logStart.toString(), logEndOffset: logEnd.toString() };
+  if (offset < logStart) {
+    throw new KlxError('offset-out-of-range', `Received request for offset ${offset} for partition ${tp(log)}, but we only have log segments starting from offset: ${logStart}.`, { file: log.dir, details });
+  }
+  if (offset > logEnd) {
+    throw new KlxError('offset-out-of-range', `Received request for offset ${offset} for partition ${tp(log)}, but we only have log segments upto ${logEnd}.`, { file: log.dir, details });
+  }
+}
+
+function toOffset(v: unknown, name: string): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
+  throw new KlxError('invalid-argument', `${name} must be an integer offset, got ${String(v)}`);
+}
+
+function checkBudget(v: number | undefined, name: string, min: number, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!Number.isSafeInteger(v) && v !== Infinity) throw new KlxError('invalid-argument', `${name} must be an integer, got ${v}`);
+  if (v < min) throw new KlxError('invalid-argument', `${name} must be at least ${min}, got ${v}`);
+  return v;
+}
+
+/** What one batch gives a reader. */
+interface BatchYield {
+  /** Deliverable records with offset ≥ `from`, ascending. */
+  records: FetchedRecord[];
+  /** Records of the batch passed over as control records or aborted data. */
+  skippedControl: number;
+  skippedAborted: number;
+  problem?: ReadProblem;
+}
+
+/**
+ * Applies the isolation rules to one batch (in offset order: `filter` keeps state between calls).
+ * Aborted batches under read_committed are not decompressed.
+ */
+function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e: WalkedBatch, from: bigint): BatchYield {
+  const h = e.header;
+  const out: BatchYield = { records: [], skippedControl: 0, skippedAborted: 0 };
+  let records: KafkaRecord[] | undefined;
+  let abortMarker = false;
+  if (h.isControl) {
+    records = decodeOrReport(e, out);
+    if (records === undefined) return out;
+    abortMarker = isAbortMarker(h, records);
+  }
+  const aborted = filter !== null && filter.isAborted(h, abortMarker);
+  if (aborted && ctx.isolation === 'read_committed') {
+    out.skippedAborted = h.recordCount;
+    return out;
+  }
+  records ??= decodeOrReport(e, out);
+  if (records === undefined) return out;
+  const lo = from > ctx.logStart ? from : ctx.logStart;
+  for (const r of records) {
+    if (r.offset < lo || r.offset >= ctx.limit) continue;
+    if (h.isControl && !ctx.includeControl) {
+      out.skippedControl++;
+      continue;
+    }
+    out.records.push(toFetched(r, e, aborted));
+  }
+  return out;
+}
+
+/** The batch's records, or undefined with the reason recorded in `out.problem`. */
+function decodeOrReport(e: WalkedBatch, out: BatchYield): KafkaRecord[] | undefined {
+  try {
+    return recordsOf(e);
+  } catch (err) {
+    const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
+    out.problem = { code: k.code, file: e.segment.files.log, position: e.header.position, size: e.header.size, reason: k.reason };
+    return undefined;
+  }
+}
+
+function toFetched(r: KafkaRecord, e: WalkedBatch, aborted: boolean): FetchedRecord {
+  const h = e.header;
+  const f: FetchedRecord = {
+    offset: r.offset,
+    timestamp: r.timestamp,
+    timestampType: h.timestampType,
+    key: r.key,
+    value: r.value,
+    headers: r.headers,
+    sizeInBytes: r.sizeInBytes,
+    batchBaseOffset: h.baseOffset,
+    batchLastOffset: h.lastOffset,
+    position: h.position,
+    batchSize: h.size,
+    segmentBaseOffset: e.segment.baseOffset,
+    magic: h.magic,
+    compression: h.compression,
+    isControl: h.isControl,
+    isTransactional: h.isTransactional,
+    producerId: h.producerId,
+    producerEpoch: h.producerEpoch,
+    partitionLeaderEpoch: h.partitionLeaderEpoch,
+    crcValid: h.crcValid,
+  };
+  if (r.control) f.control = r.control;
+  if (aborted) f.aborted = true;
+  return f;
+}
+
+function damageProblem(d: WalkedDamage): ReadProblem {
+  return { code: d.code, file: d.file, position: d.position, size: d.size, reason: d.reason };
+}
+
+/**
+ * Reads records from `opts.offset` on, as a consumer would receive them (see the module comment).
+ * @returns the records (ascending offsets), `nextOffset` to continue from, the read limit and the
+ *   partition's offsets, counters and any damage met.
+ * @throws KlxError `offset-out-of-range` (below logStartOffset / above logEndOffset),
+ *   `invalid-argument` (bad budget or isolation), `cancelled`, `io-error`.
+ */
+export async function fetch(log: PartitionLog, opts: FetchOptions): Promise<FetchResult> {
+  const offset = toOffset(opts.offset, 'offset');
+  const maxRecords = checkBudget(opts.maxRecords, 'maxRecords', 1, DEFAULT_MAX_RECORDS);
+  const maxBytes = checkBudget(opts.maxBytes, 'maxBytes', 0, DEFAULT_MAX_BYTES);
+  checkFetchOffset(log, offset);
+  const ctx = await readContext(log, opts);
+  return fetchWith(ctx, offset, maxRecords, maxBytes, opts.signal);
+}
+
+async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, maxBytes: number, signal: AbortSignal | undefined): Promise<FetchResult> {
+  const log = ctx.log;
+  const result: FetchResult = {
+    records: [],
+    nextOffset: offset,
+    fetchOffset: offset,
+    readLimit: ctx.limit,
+    reachedLimit: false,
+    isolation: ctx.isolation,
+    logStartOffset: ctx.logStart,
+    logEndOffset: ctx.logEnd,
+    highWatermark: ctx.highWatermark,
+    lastStableOffset: ctx.lastStableOffset,
+    bytesRead: 0,
+    batchesRead: 0,
+    skippedControlRecords: 0,
+    skippedAbortedRecords: 0,
+    problems: [],
+  };
+  if (offset >= ctx.limit) {
+    result.reachedLimit = true;
+    return result;
+  }
+  const pacer = new Pacer({ signal, phase: `fetch ${tp(log)} from ${offset}`, total: null });
+  let filter: AbortedTransactionFilter | null = null;
+  let cursor = offset;
+  let peeking = false; // the record budget is spent: only looking for the next deliverable offset
+  let stopped = false;
+  for (const e of walkLog(log, { fromOffset: offset, verifyCrc: true })) {
+    if (e.type === 'segment') continue;
+    if (e.type !== 'batch') {
+      result.problems.push(damageProblem(e));
+      continue;
+    }
+    const h = e.header;
+    await pacer.step(h.size);
+    if (h.lastOffset < cursor) continue;
+    if (h.baseOffset >= ctx.limit) break;
+    if (peeking && !h.isControl && isDenseBatch(h) && !(ctx.aborted !== null && ctx.isolation === 'read_committed')) {
+      // The next batch holds a record at every offset: no need to read it to know the next one.
+      if (h.baseOffset > cursor) cursor = h.baseOffset;
+      stopped = true;
+      break;
+    }
+    if (result.batchesRead > 0 && result.bytesRead + h.size > maxBytes) {
+      if (h.baseOffset > cursor) cursor = h.baseOffset;
+      stopped = true;
+      break;
+    }
+    result.bytesRead += h.size;
+    result.batchesRead++;
+    if (ctx.aborted !== null && filter === null) filter = new AbortedTransactionFilter(ctx.aborted, h.baseOffset);
+    const y = batchYield(ctx, filter, e, cursor);
+    if (y.problem) result.problems.push(y.problem);
+    if (!peeking) {
+      result.skippedControlRecords += y.skippedControl;
+      result.skippedAbortedRecords += y.skippedAborted;
+    }
+    for (const r of y.records) {
+      if (peeking || result.records.length >= maxRecords) {
+        cursor = r.offset;
+        stopped = true;
+        break;
+      }
+      result.records.push(r);
+    }
+    if (stopped) break;
+    cursor = h.lastOffset + 1n < ctx.limit ? h.lastOffset + 1n : ctx.limit;
+    if (result.records.length >= maxRecords) peeking = true;
+  }
+  result.nextOffset = stopped ? cursor : ctx.limit;
+  result.reachedLimit = result.nextOffset >= ctx.limit;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors for a table that scrolls both ways
+
+/** Options of the cursor readers. */
+export interface PageOptions {
+  isolation?: IsolationLevel;
+  includeControl?: boolean;
+  readUpTo?: 'log-end' | 'high-watermark';
+  txnSource?: TxnSource;
+  /** Byte budget of each underlying fetch (default {@link DEFAULT_MAX_BYTES}). */
+  maxBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** One page of records and the cursors around it. */
+export interface RecordPage {
+  /** Ascending offsets. */
+  records: FetchedRecord[];
+  /** Cursor of the next page forward (pass to {@link readForward}). */
+  nextOffset: bigint;
+  /** Cursor of the next page backward (pass to {@link readBackward}): the first record's offset, or where the page started. */
+  prevOffset: bigint;
+  /** No deliverable record before `prevOffset`. */
+  atStart: boolean;
+  /** No deliverable record at or after `nextOffset` below the read limit. */
+  atEnd: boolean;
+  readLimit: bigint;
+  problems: ReadProblem[];
+}
+
+/**
+ * The `n` deliverable records at or after `fromOffset`, following holes and segment boundaries.
+ * @throws KlxError `offset-out-of-range` outside [logStartOffset, logEndOffset], `invalid-argument`, `cancelled`.
+ */
+export async function readForward(log: PartitionLog, fromOffset: bigint, n: number, opts: PageOptions = {}): Promise<RecordPage> {
+  const from = toOffset(fromOffset, 'fromOffset');
+  const want = checkBudget(n, 'n', 1, 1);
+  checkFetchOffset(log, from);
+  const ctx = await readContext(log, opts);
+  const maxBytes = checkBudget(opts.maxBytes, 'maxBytes', 0, DEFAULT_MAX_BYTES);
+  const page: RecordPage = { records: [], nextOffset: from, prevOffset: from, atStart: from <= ctx.logStart, atEnd: false, readLimit: ctx.limit, problems: [] };
+  let cursor = from;
+  for (;;) {
+    const r = await fetchWith(ctx, cursor, want - page.records.length, maxBytes, opts.signal);
+    for (const x of r.records) page.records.push(x);
+    for (const p of r.problems) page.problems.push(p);
+    cursor = r.nextOffset;
+    if (r.reachedLimit || page.records.length >= want) break;
+  }
+  page.nextOffset = cursor;
+  page.atEnd = cursor >= ctx.limit;
+  if (page.records.length > 0) page.prevOffset = page.records[0]!.offset;
+  return page;
+}
+
+/** Byte positions to start reading a segment at, with the last offset of the batch found there. */
+interface StartPoint {
+  position: number;
+  /** Last offset of the batch at `position` (baseOffset − 1 for the segment start: nothing known). */
+  lastOffset: bigint;
+}
+
+/** Segments without a usable offset index get a sparse one built once (by a header-only walk) and kept here. */
+const builtStartPoints = new WeakMap<LogSegment, StartPoint[]>();
+/** Spacing of the start points built for a segment without an offset index, in bytes. */
+const BUILT_INDEX_INTERVAL = 64 * 1024;
+
+async function startPoints(seg: LogSegment, pacer: Pacer): Promise<StartPoint[]> {
+  const points: StartPoint[] = [{ position: 0, lastOffset: seg.baseOffset - 1n }];
+  const entries = seg.files.indexSize > 0 ? seg.offsetIndex().entries : [];
+  for (const en of entries) {
+    if (en.position > 0 && en.position < seg.size && en.position > points[points.length - 1]!.position) points.push({ position: en.position, lastOffset: en.offset });
+  }
+  if (points.length > 1 || seg.size <= BUILT_INDEX_INTERVAL * 4) return points;
+  const cached = builtStartPoints.get(seg);
+  if (cached) return cached;
+  let lastIndexed = 0;
+  for (const e of seg.scan({ verifyCrc: true })) {
+    if (e.type !== 'batch') continue;
+    await pacer.step(e.header.size);
+    if (e.header.position - lastIndexed >= BUILT_INDEX_INTERVAL) {
+      points.push({ position: e.header.position, lastOffset: e.header.lastOffset });
+      lastIndexed = e.header.position;
+    }
+  }
+  builtStartPoints.set(seg, points);
+  return points;
+}
+
+/** Index of the last start point whose batch ends before `stop` (point 0, the segment start, always qualifies). */
+function lastPointBefore(points: StartPoint[], stop: bigint): number {
+  let lo = 0;
+  let hi = points.length - 1;
+  let found = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (points[mid]!.lastOffset < stop) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/**
+ * The `n` deliverable records just before `beforeOffset` (ascending), for scrolling back. Uses the
+ * offset index to jump back by index entries (doubling the jump while too few records are found),
+ * then reads forward from there; it never reads the whole log. A segment without an offset index
+ * gets a sparse one built once by a header-only walk of that segment.
+ * @param beforeOffset exclusive upper bound (≤ logEndOffset; clipped to the read limit).
+ * @throws KlxError `offset-out-of-range` outside [logStartOffset, logEndOffset], `invalid-argument`, `cancelled`.
+ */
+export async function readBackward(log: PartitionLog, beforeOffset: bigint, n: number, opts: PageOptions = {}): Promise<RecordPage> {
+  let before = toOffset(beforeOffset, 'beforeOffset');
+  const want = checkBudget(n, 'n', 1, 1);
+  checkFetchOffset(log, before);
+  const ctx = await readContext(log, opts);
+  if (before > ctx.limit) before = ctx.limit;
+  const page: RecordPage = { records: [], nextOffset: before, prevOffset: before, atStart: false, atEnd: before >= ctx.limit, readLimit: ctx.limit, problems: [] };
+  const pacer = new Pacer({ signal: opts.signal, phase: `read back from ${before}`, total: null });
+  let collected: FetchedRecord[] = [];
+  let stop = before;
+  let si = before > ctx.logStart && log.segments.length > 0 ? segmentIndexFor(log, before - 1n) : -1;
+  let exhausted = si < 0; // everything down to the log start has been read
+  let dropped = false; // more records than wanted were found: some are before this page
+  while (collected.length < want && si >= 0) {
+    const seg = log.segments[si]!;
+    let points = await startPoints(seg, pacer);
+    // The last start point whose batch ends before `stop`: reading from there reaches the records just before it.
+    let hi = lastPointBefore(points, stop);
+    let end = seg.size;
+    let span = 1;
+    for (;;) {
+      const lo = Math.max(0, hi - span + 1);
+      const need = want - collected.length;
+      const win = await readWindow(ctx, seg, si, points[lo]!.position, end, stop, need, pacer);
+      if (win.staleIndex) {
+        // The index points inside a batch: fall back to reading this segment from its start.
+        points = [points[0]!];
+        hi = 0;
+        end = seg.size;
+        continue;
+      }
+      for (const p of win.problems) page.problems.push(p);
+      collected = win.records.concat(collected);
+      if (win.dropped) dropped = true;
+      if (lo === 0 && (si === 0 || seg.baseOffset <= ctx.logStart)) exhausted = true;
+      if (collected.length >= want || lo === 0) break;
+      end = points[lo]!.position;
+      hi = lo - 1;
+      span *= 2;
+    }
+    if (seg.baseOffset < stop) stop = seg.baseOffset;
+    si--;
+    if (stop <= ctx.logStart) break;
+  }
+  page.records = collected.length > want ? collected.slice(collected.length - want) : collected;
+  page.atStart = exhausted && !dropped && collected.length <= want;
+  if (page.records.length > 0) page.prevOffset = page.records[0]!.offset;
+  else page.prevOffset = ctx.logStart < before ? ctx.logStart : before;
+  return page;
+}
+
+/** Reads the deliverable records with offset < stop from [start, end) of a segment, keeping the last `need`. */
+async function readWindow(ctx: ReadContext, seg: LogSegment, segmentIndex: number, start: number, end: number, stop: bigint, need: number, pacer: Pacer): Promise<{ records: FetchedRecord[]; problems: ReadProblem[]; staleIndex: boolean; dropped: boolean }> {
+  let kept: FetchedRecord[] = [];
+  let dropped = false; // records older than the last `need` were found and left out
+  const problems: ReadProblem[] = [];
+  let filter: AbortedTransactionFilter | null = null;
+  let first = true;
+  for (const e of seg.scan({ start, end, verifyCrc: true })) {
+    if (first && start > 0 && e.type !== 'batch') return { records: [], problems: [], staleIndex: true, dropped: false };
+    first = false;
+    if (e.type !== 'batch') {
+      problems.push({ code: e.code, file: seg.files.log, position: e.position, size: e.size, reason: e.reason });
+      continue;
+    }
+    const h = e.header;
+    if (h.baseOffset >= stop) break;
+    await pacer.step(h.size);
+    if (h.lastOffset < ctx.logStart) continue;
+    if (ctx.aborted !== null && filter === null) filter = new AbortedTransactionFilter(ctx.aborted, h.baseOffset);
+    const y = batchYield(ctx, filter, Object.assign(e, { segment: seg, segmentIndex }), ctx.logStart);
+    if (y.problem) problems.push(y.problem);
+    for (const r of y.records) if (r.offset < stop) kept.push(r);
+    if (kept.length > need * 2 + 1024) {
+      kept = kept.slice(kept.length - need);
+      dropped = true;
+    }
+  }
+  return { records: kept.length > need ? kept.slice(kept.length - need) : kept, problems, staleIndex: false, dropped: kept.length > need || dropped };
+}
+
+/**
+ * The first deliverable offset at or after `offset` (the offset a reader positioned at `offset`
+ * really continues from), or the read limit when there is none.
+ * @throws KlxError `offset-out-of-range`, `cancelled`.
+ */
+export async function seek(log: PartitionLog, offset: bigint, opts: PageOptions = {}): Promise<bigint> {
+  const page = await readForward(log, offset, 1, opts);
+  return page.records.length > 0 ? page.records[0]!.offset : page.nextOffset;
+}
+
+/**
+ * The deliverable record at exactly `offset`, or null when that offset holds none (a hole, a control
+ * record without `includeControl`, aborted data under read_committed, or the read limit).
+ * @throws KlxError `offset-out-of-range`, `cancelled`.
+ */
+export async function recordAt(log: PartitionLog, offset: bigint, opts: PageOptions = {}): Promise<FetchedRecord | null> {
+  const page = await readForward(log, offset, 1, opts);
+  const r = page.records[0];
+  return r !== undefined && r.offset === offset ? r : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting
+
+/** Result of {@link countRecords}. */
+export interface RecordCounts {
+  /** Data records present on disk at or after `fromOffset` (aborted transactional data included). */
+  records: number;
+  /** Control records (transaction markers, KRaft control records). */
+  controlRecords: number;
+  batches: number;
+  /** Retained empty batches (recordsCount 0). */
+  emptyBatches: number;
+  /** Bytes of `.log` walked. */
+  bytes: number;
+  fromOffset: bigint;
+  logStartOffset: bigint;
+  logEndOffset: bigint;
+  /** logEndOffset − fromOffset: the offset span, which is NOT the record count on a compacted log (B11). */
+  offsetSpan: bigint;
+}
+
+/**
+ * Counts records from `fromOffset` (default logStartOffset) to the log end by reading batch headers
+ * only (recordsCount of each batch; an empty batch counts 0). Only a batch straddling `fromOffset`
+ * that is not dense is decoded, to count its records at or after it.
+ * @throws KlxError `offset-out-of-range` when `fromOffset` is outside [logStartOffset, logEndOffset], `cancelled`.
+ */
+export async function countRecords(log: PartitionLog, opts: LongReadOptions & { fromOffset?: bigint } = {}): Promise<RecordCounts> {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const from = opts.fromOffset === undefined ? logStart : toOffset(opts.fromOffset, 'fromOffset');
+  checkFetchOffset(log, from);
+  const counts: RecordCounts = { records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0, fromOffset: from, logStartOffset: logStart, logEndOffset: logEnd, offsetSpan: logEnd - from };
+  const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `count records of ${tp(log)}`, total: log.logSize });
+  for (const e of walkLog(log, { fromOffset: from })) {
+    if (e.type !== 'batch') continue;
+    const h = e.header;
+    await pacer.step(h.size);
+    if (h.lastOffset < from) continue;
+    if (h.baseOffset >= logEnd) break;
+    counts.batches++;
+    counts.bytes += h.size;
+    if (h.recordCount === 0) counts.emptyBatches++;
+    let n = h.recordCount;
+    if (h.baseOffset < from) {
+      if (isDenseBatch(h)) n = Number(h.lastOffset - from + 1n);
+      else {
+        try {
+          n = recordsOf(e).filter((r) => r.offset >= from).length;
+        } catch {
+          n = 0;
+        }
+      }
+    }
+    if (h.isControl) counts.controlRecords += n;
+    else counts.records += n;
+  }
+  pacer.finish();
+  return counts;
+}

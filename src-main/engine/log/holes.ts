@@ -1,0 +1,382 @@
+/**
+ * Offset holes of a partition: every offset from the first segment's base offset to the log end
+ * offset that holds no record a consumer would receive, grouped in ranges, each with its cause
+ * (spec §3 "offsets need not be contiguous", §4.4, §7, §10.1, §12.4, §13; cases B01, B02, B10, B11,
+ * B14, B15). There is no Kafka class for this: it is the explorer's account of Kafka's rules.
+ *
+ * Causes, in the order a walk meets them:
+ * - `below-log-start`: offsets of the first segment(s) below logStartOffset (DeleteRecords or a
+ *   log-start-offset-checkpoint ahead of the segments): on disk but not readable;
+ * - `compacted-between-batches`: no batch of the segment covers them (the cleaner dropped whole
+ *   batches; also the range between a segment's base offset and its first batch, and, on a compacted
+ *   topic, between two segments);
+ * - `compacted-in-batch`: inside a batch's [baseOffset, lastOffset] but not held by any of its records
+ *   (v2 compaction keeps baseOffset and lastOffsetDelta; B02). A batch whose recordsCount equals
+ *   lastOffsetDelta + 1 has none and is not decompressed;
+ * - `control-record`: offsets taken by control batches (COMMIT/ABORT markers, KRaft control records);
+ * - `aborted-transaction`: data batches of aborted transactions (found from the markers of the walk
+ *   itself, so exact even without `.txnindex` files): on disk, never delivered to read_committed;
+ * - `empty-batch`: the span of a retained empty batch (recordsCount 0);
+ * - `missing-segment`: between the end of one segment and the next segment's base offset on a topic
+ *   that is not compacted (e.g. a deleted middle segment);
+ * - `corrupt-region`: offsets around bytes in the middle of a segment that are not batches, or of a
+ *   batch whose records cannot be decoded;
+ * - `truncated-tail`: bytes at the end of a segment that are not batches (a crash mid-write or a
+ *   preallocated zero tail). In the active segment these lie past the log end: the hole covers the
+ *   offsets the cut batch's header claims when it is readable, else it counts 0 offsets.
+ *
+ * Holes are yielded in offset order; adjacent ranges of the same cause in the same segment are merged.
+ * The walk streams each segment once, header-only except for the batches named above.
+ */
+import { KlxError } from '../errors.ts';
+import { FileSource } from '../format/log-reader.ts';
+import type { BatchHeader, KafkaRecord } from '../format/types.ts';
+import { Pacer, isDenseBatch, recordsOf, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './fetch.ts';
+import type { PartitionLog } from './partition-log.ts';
+import { markerTypeOf } from './transactions.ts';
+
+/** Every hole cause (see the module comment). */
+export const HOLE_CAUSES = [
+  'below-log-start',
+  'compacted-between-batches',
+  'compacted-in-batch',
+  'control-record',
+  'aborted-transaction',
+  'empty-batch',
+  'missing-segment',
+  'corrupt-region',
+  'truncated-tail',
+] as const;
+export type HoleCause = (typeof HOLE_CAUSES)[number];
+
+/** A range of offsets that hold no deliverable record. */
+export interface OffsetHole {
+  /** First offset of the range. */
+  from: bigint;
+  /** Last offset of the range (inclusive); `from − 1` when the hole holds no offset (`count` 0). */
+  to: bigint;
+  /** Number of offsets: to − from + 1. */
+  count: bigint;
+  cause: HoleCause;
+  /** Base offset of the segment the hole is in (the earlier one for a gap between segments). */
+  segmentBaseOffset: bigint | null;
+  /** Byte position in that segment's `.log` (of the batch or the damage) when it applies. */
+  position?: number;
+  /** What a person needs to know: which batch, which producer, which bytes... */
+  detail: string;
+}
+
+/** Options of {@link scanHoles} / {@link findHoles}. */
+export type HolesOptions = LongReadOptions;
+
+/** Result of {@link findHoles}. */
+export interface HolesReport {
+  holes: OffsetHole[];
+  /** Per cause: number of ranges and of offsets. */
+  totals: Record<HoleCause, { ranges: number; offsets: bigint }>;
+  /** Offsets in [logStartOffset, logEndOffset) that hold no deliverable record. */
+  missingOffsets: bigint;
+  firstSegmentBaseOffset: bigint | null;
+  logStartOffset: bigint;
+  logEndOffset: bigint;
+  /** logEndOffset − logStartOffset. */
+  offsetSpan: bigint;
+}
+
+function hole(from: bigint, to: bigint, cause: HoleCause, segmentBaseOffset: bigint | null, detail: string, position?: number): OffsetHole {
+  const h: OffsetHole = { from, to, count: to - from + 1n, cause, segmentBaseOffset, detail };
+  if (position !== undefined) h.position = position;
+  return h;
+}
+
+/** Merges adjacent holes of the same cause and segment. */
+class HoleMerger {
+  private current: OffsetHole | null = null;
+  private parts = 0;
+  private readonly ready: OffsetHole[] = [];
+
+  push(h: OffsetHole): void {
+    const c = this.current;
+    if (c && h.count > 0n && c.count > 0n && c.cause === h.cause && c.segmentBaseOffset === h.segmentBaseOffset && c.to + 1n === h.from && h.cause !== 'truncated-tail') {
+      c.to = h.to;
+      c.count = c.to - c.from + 1n;
+      this.parts++;
+      return;
+    }
+    this.flush();
+    this.current = { ...h };
+    this.parts = 1;
+  }
+
+  flush(): void {
+    if (this.current) {
+      if (this.parts > 1) this.current.detail += ` (and ${this.parts - 1} more adjacent)`;
+      this.ready.push(this.current);
+    }
+    this.current = null;
+    this.parts = 0;
+  }
+
+  take(): OffsetHole[] {
+    return this.ready.splice(0, this.ready.length);
+  }
+}
+
+/** A transactional data batch whose fate (commit or abort) is not known yet. */
+interface PendingBatch {
+  kind: 'pending';
+  producerId: bigint;
+  /** The hole it is if its transaction was aborted. */
+  asAborted: OffsetHole;
+  /** Its in-batch holes if it was committed (or is still open). */
+  inner: OffsetHole[];
+  state: 'open' | 'aborted' | 'committed';
+}
+type QueueItem = { kind: 'hole'; hole: OffsetHole } | PendingBatch;
+
+/** Keeps holes in offset order while transactional batches wait for their marker. */
+class HoleQueue {
+  private items: QueueItem[] = [];
+  private head = 0;
+  private readonly byProducer = new Map<bigint, PendingBatch[]>();
+
+  constructor(private readonly sink: HoleMerger) {}
+
+  add(h: OffsetHole): void {
+    if (this.head === this.items.length) this.sink.push(h);
+    else this.items.push({ kind: 'hole', hole: h });
+  }
+
+  addPending(p: PendingBatch): void {
+    this.items.push(p);
+    const list = this.byProducer.get(p.producerId);
+    if (list) list.push(p);
+    else this.byProducer.set(p.producerId, [p]);
+  }
+
+  /** A marker of `producerId`: its waiting batches are decided. @returns how many batches it decided. */
+  resolve(producerId: bigint, aborted: boolean): number {
+    const list = this.byProducer.get(producerId);
+    if (!list) return 0;
+    for (const p of list) p.state = aborted ? 'aborted' : 'committed';
+    this.byProducer.delete(producerId);
+    this.drain();
+    return list.length;
+  }
+
+  /** At the end of the log: transactions still open are not aborted (their data is readable uncommitted). */
+  finish(): void {
+    for (const list of this.byProducer.values()) for (const p of list) p.state = 'committed';
+    this.byProducer.clear();
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.head < this.items.length) {
+      const it = this.items[this.head]!;
+      if (it.kind === 'pending' && it.state === 'open') break;
+      if (it.kind === 'hole') this.sink.push(it.hole);
+      else if (it.state === 'aborted') this.sink.push(it.asAborted);
+      else for (const h of it.inner) this.sink.push(h);
+      this.head++;
+    }
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 4096) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/** In-batch holes of [from, to] of a batch whose records are `records`. */
+function innerHoles(h: BatchHeader, records: readonly KafkaRecord[], from: bigint, to: bigint, segmentBaseOffset: bigint): OffsetHole[] {
+  const out: OffsetHole[] = [];
+  const span = h.lastOffset - h.baseOffset + 1n;
+  const detail = `inside batch ${h.baseOffset}..${h.lastOffset} at position ${h.position}: compaction kept ${h.recordCount} of its ${span} offsets`;
+  let next = from;
+  for (const r of records) {
+    if (r.offset < next) continue;
+    if (r.offset > to) break;
+    if (r.offset > next) out.push(hole(next, r.offset - 1n, 'compacted-in-batch', segmentBaseOffset, detail, h.position));
+    next = r.offset + 1n;
+  }
+  if (next <= to) out.push(hole(next, to, 'compacted-in-batch', segmentBaseOffset, detail, h.position));
+  return out;
+}
+
+/** What the header of a cut batch at the start of tail damage claims, when it is readable. */
+function claimedOffsets(d: WalkedDamage, from: bigint): { from: bigint; to: bigint } | null {
+  if (d.zeros || d.size < 27) return null;
+  let src: FileSource | null = null;
+  try {
+    src = new FileSource(d.file);
+    const b = src.read(d.position, 27);
+    if (b.length < 27 || b[16] !== 2) return null;
+    const base = b.readBigInt64BE(0);
+    const delta = b.readInt32BE(23);
+    if (delta < 0 || base < from) return null;
+    return { from: base, to: base + BigInt(delta) };
+  } catch {
+    return null;
+  } finally {
+    src?.close();
+  }
+}
+
+/**
+ * Streams the holes of a partition in offset order (see the module comment).
+ * @throws KlxError `cancelled` when `opts.signal` is aborted; `io-error` when a file cannot be read.
+ */
+export async function* scanHoles(log: PartitionLog, opts: HolesOptions = {}): AsyncGenerator<OffsetHole> {
+  const segs = log.segments;
+  if (segs.length === 0) return;
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const compacted = log.config.config['cleanup.policy'].includes('compact');
+  const merger = new HoleMerger();
+  const queue = new HoleQueue(merger);
+  const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `find holes of ${log.topic}-${log.partition}`, total: log.logSize });
+
+  const firstBase = segs[0]!.baseOffset;
+  if (logStart > firstBase) {
+    const to = (logStart < logEnd ? logStart : logEnd) - 1n;
+    if (to >= firstBase) queue.add(hole(firstBase, to, 'below-log-start', firstBase, `below logStartOffset ${logStart}: still on disk but not readable (DeleteRecords or log-start-offset-checkpoint); retention deletes a segment once the next one starts at or below it`));
+  }
+
+  let cursor = logStart;
+  let firstSegment = true;
+  let current: WalkedBatch['segment'] | null = null;
+  let tail: WalkedDamage | null = null; // invalid tail of the current segment
+  let corrupt: WalkedDamage | null = null; // corrupt region since the last batch
+  let batchesInSegment = 0;
+
+  const gapBetweenSegments = (next: WalkedBatch['segment']): void => {
+    const prev = current!;
+    if (next.baseOffset > cursor && cursor < logEnd) {
+      const to = (next.baseOffset < logEnd ? next.baseOffset : logEnd) - 1n;
+      if (tail) queue.add(hole(cursor, to, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason}); the offsets up to the next segment ${next.baseOffset} are not on disk`, tail.position));
+      else if (compacted) queue.add(hole(cursor, to, 'compacted-between-batches', prev.baseOffset, `between the last batch of segment ${prev.baseOffset} and segment ${next.baseOffset}: removed by compaction`));
+      else queue.add(hole(cursor, to, 'missing-segment', prev.baseOffset, `no segment holds these offsets: between segment ${prev.baseOffset} (ends at ${cursor}) and segment ${next.baseOffset} (a deleted or missing segment)`));
+      cursor = next.baseOffset;
+    } else if (tail) {
+      queue.add(hole(cursor, cursor - 1n, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`, tail.position));
+    }
+  };
+
+  for (const e of walkLog(log, { fromOffset: logStart })) {
+    if (e.type === 'segment') {
+      if (!firstSegment) gapBetweenSegments(e.segment);
+      firstSegment = false;
+      current = e.segment;
+      tail = null;
+      corrupt = null;
+      batchesInSegment = 0;
+      for (const x of merger.take()) yield x;
+      continue;
+    }
+    if (e.type !== 'batch') {
+      if (e.type === 'invalid-tail') tail = e;
+      else corrupt = e;
+      continue;
+    }
+    const h = e.header;
+    await pacer.step(h.size);
+    if (h.lastOffset < cursor) continue;
+    if (h.baseOffset >= logEnd) break;
+    const segBase = e.segment.baseOffset;
+    if (h.baseOffset > cursor) {
+      if (corrupt) queue.add(hole(cursor, h.baseOffset - 1n, 'corrupt-region', segBase, `${corrupt.size} bytes at position ${corrupt.position} of ${corrupt.file} are not batches (${corrupt.reason})`, corrupt.position));
+      else queue.add(hole(cursor, h.baseOffset - 1n, 'compacted-between-batches', segBase, batchesInSegment === 0 && cursor === segBase ? `between the base offset of segment ${segBase} and its first batch ${h.baseOffset} (removed by compaction)` : `no batch of segment ${segBase} holds these offsets (removed by compaction)`));
+    }
+    corrupt = null;
+    batchesInSegment++;
+    const from = h.baseOffset > cursor ? h.baseOffset : cursor;
+    const to = h.lastOffset < logEnd ? h.lastOffset : logEnd - 1n;
+    classifyBatch(e, from, to, queue);
+    cursor = to + 1n;
+    for (const x of merger.take()) yield x;
+  }
+  queue.finish();
+  if (current !== null) {
+    if (cursor < logEnd) {
+      queue.add(hole(cursor, logEnd - 1n, tail ? 'truncated-tail' : compacted ? 'compacted-between-batches' : 'missing-segment', current.baseOffset, `no batch holds these offsets up to the log end offset ${logEnd}`));
+      cursor = logEnd;
+    }
+    if (tail) {
+      const claimed = claimedOffsets(tail, cursor);
+      const what = `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`;
+      if (claimed) queue.add(hole(claimed.from, claimed.to, 'truncated-tail', current.baseOffset, `${what}; the cut batch claims offsets ${claimed.from}..${claimed.to}, past the log end offset ${logEnd}`, tail.position));
+      else queue.add(hole(cursor, cursor - 1n, 'truncated-tail', current.baseOffset, what, tail.position));
+    }
+  }
+  merger.flush();
+  pacer.finish();
+  for (const h of merger.take()) yield h;
+
+  function classifyBatch(e: WalkedBatch, from: bigint, to: bigint, q: HoleQueue): void {
+    const h = e.header;
+    const segBase = e.segment.baseOffset;
+    if (h.recordCount === 0) {
+      q.add(hole(from, to, 'empty-batch', segBase, `retained empty batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} (recordsCount 0)${h.isControl ? ', control' : ''}${h.isTransactional ? `, transactional, producer ${h.producerId}` : ''}`, h.position));
+      return;
+    }
+    let records: KafkaRecord[] | null = null;
+    const decode = (): KafkaRecord[] | null => {
+      try {
+        return recordsOf(e);
+      } catch (err) {
+        const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
+        q.add(hole(from, to, 'corrupt-region', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} cannot be decoded: ${k.reason}`, h.position));
+        return null;
+      }
+    };
+    if (h.isControl) {
+      records = decode();
+      if (records === null) return;
+      const type = markerTypeOf(h, records);
+      if (type !== null) q.resolve(h.producerId, type === 'ABORT');
+      const kinds = [...new Set(records.map((r) => r.control?.type ?? 'UNKNOWN'))].join(', ');
+      const what = type !== null ? `${type} marker of producer ${h.producerId} (transaction marker)` : `control record (${kinds})`;
+      q.add(hole(from, to, 'control-record', segBase, `${what} at position ${h.position}`, h.position));
+      return;
+    }
+    let inner: OffsetHole[] = [];
+    if (!isDenseBatch(h)) {
+      records = decode();
+      if (records === null) return;
+      inner = innerHoles(h, records, from, to, segBase);
+    }
+    if (h.magic === 2 && h.isTransactional && h.producerId >= 0n) {
+      q.addPending({
+        kind: 'pending',
+        producerId: h.producerId,
+        asAborted: hole(from, to, 'aborted-transaction', segBase, `data of an aborted transaction of producer ${h.producerId} (batch ${h.baseOffset}..${h.lastOffset} at position ${h.position}): on disk, never delivered to read_committed consumers`, h.position),
+        inner,
+        state: 'open',
+      });
+    } else for (const x of inner) q.add(x);
+  }
+}
+
+/**
+ * All holes of a partition with totals per cause.
+ * @throws KlxError `cancelled`, `io-error` (see {@link scanHoles}).
+ */
+export async function findHoles(log: PartitionLog, opts: HolesOptions = {}): Promise<HolesReport> {
+  const totals = Object.fromEntries(HOLE_CAUSES.map((c) => [c, { ranges: 0, offsets: 0n }])) as HolesReport['totals'];
+  const holes: OffsetHole[] = [];
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  let missing = 0n;
+  for await (const h of scanHoles(log, opts)) {
+    holes.push(h);
+    totals[h.cause].ranges++;
+    totals[h.cause].offsets += h.count;
+    const lo = h.from > logStart ? h.from : logStart;
+    const hi = h.to < logEnd - 1n ? h.to : logEnd - 1n;
+    if (hi >= lo) missing += hi - lo + 1n;
+  }
+  return { holes, totals, missingOffsets: missing, firstSegmentBaseOffset: log.segments[0]?.baseOffset ?? null, logStartOffset: logStart, logEndOffset: logEnd, offsetSpan: logEnd - logStart };
+}

@@ -1,0 +1,175 @@
+/**
+ * Offset lookup by timestamp, as Kafka's ListOffsets / `offsetsForTimes` answers it (Kafka
+ * `UnifiedLog.fetchOffsetByTimestamp`, `LogSegment.findOffsetByTimestamp`,
+ * `FileRecords.searchForTimestamp`, `LogSegment.largestTimestamp`; spec §9.2, §12.2; case B20).
+ *
+ * For a target timestamp T ≥ 0:
+ * 1. take the FIRST segment (in offset order) whose largest timestamp is ≥ T — timestamps need not
+ *    increase with offsets, so a later segment may hold smaller ones; if none, the answer is "none";
+ * 2. in that segment, the time index gives the last entry with timestamp ≤ T (else the base offset),
+ *    and the offset index the byte position of max(that entry's offset, logStartOffset);
+ * 3. from there, the first batch whose maxTimestamp ≥ T is opened and its first record with
+ *    timestamp ≥ T and offset ≥ logStartOffset is the answer (in offset order, so with out-of-order
+ *    timestamps it may not be the record with the closest timestamp). Control records count, as in
+ *    Kafka. If that segment yields nothing, the answer is "none" — Kafka does not look further.
+ *
+ * A segment's largest timestamp: for a closed segment with a sound, non-empty time index, its last
+ * entry (a broker appends the segment maximum when it rolls); otherwise the maximum of the batches'
+ * maxTimestamp read from the `.log` (from the last offset-index entry on when both indexes have
+ * entries, else the whole segment), which is what a broker has after recovering the segment. Only when
+ * no batch carries a timestamp (v0 data) is the `.log` file's mtime used, as Kafka does.
+ *
+ * Special targets: −2 (EARLIEST) → logStartOffset, −1 (LATEST) → logEndOffset, both with timestamp −1.
+ */
+import { KlxError } from '../errors.ts';
+import { lookupTimestamp } from '../files/time-index.ts';
+import type { LogSegment } from '../segment/log-segment.ts';
+import { Pacer, recordsOf, scanSegmentFrom, type LongReadOptions, type ReadProblem } from './fetch.ts';
+import type { PartitionLog } from './partition-log.ts';
+
+/** ListOffsets target meaning "the log start offset". */
+export const EARLIEST_TIMESTAMP = -2n;
+/** ListOffsets target meaning "the log end offset". */
+export const LATEST_TIMESTAMP = -1n;
+
+/** An answer of {@link offsetForTimestamp}. */
+export interface OffsetForTime {
+  offset: bigint;
+  /** The record's timestamp (ms); −1 for the EARLIEST / LATEST targets. */
+  timestamp: bigint;
+  /** partitionLeaderEpoch of the batch (or of the leader-epoch-checkpoint for EARLIEST/LATEST); null when unknown. */
+  leaderEpoch: number | null;
+  /** The segment holding the record; null for EARLIEST / LATEST. */
+  segmentBaseOffset: bigint | null;
+}
+
+/** A segment's largest timestamp and where it came from. */
+export interface SegmentTimestamp {
+  /** ms since the epoch. */
+  timestamp: bigint;
+  source: 'time-index' | 'batches' | 'mtime';
+}
+
+/** Options of {@link offsetForTimestamp}. */
+export interface TimeLookupOptions extends LongReadOptions {
+  /** Receives damage met while reading (bytes that are not batches are passed over). */
+  onProblem?: (problem: ReadProblem) => void;
+}
+
+const largestCache = new WeakMap<LogSegment, SegmentTimestamp>();
+
+/**
+ * Largest timestamp of a segment (see the module comment). Cached per segment object.
+ * @param active the segment is the log's active segment (its time index has no final entry).
+ * @throws KlxError `io-error` when the `.log` cannot be read; `cancelled`.
+ */
+export async function segmentLargestTimestamp(seg: LogSegment, active: boolean, opts: LongReadOptions = {}): Promise<SegmentTimestamp> {
+  const cached = largestCache.get(seg);
+  if (cached) return cached;
+  let entries: { timestamp: bigint }[] = [];
+  let sound = false;
+  try {
+    const ti = seg.timeIndex();
+    entries = ti.entries;
+    sound = ti.problems.length === 0;
+  } catch {
+    entries = [];
+  }
+  let result: SegmentTimestamp;
+  if (!active && sound && entries.length > 0) {
+    result = { timestamp: entries[entries.length - 1]!.timestamp, source: 'time-index' };
+  } else {
+    let start = 0;
+    let indexMax = -1n;
+    if (entries.length > 0 && seg.files.indexSize > 0) {
+      const oi = seg.offsetIndex().entries.filter((e) => e.position < seg.size);
+      if (oi.length > 0) {
+        start = oi[oi.length - 1]!.position;
+        indexMax = entries[entries.length - 1]!.timestamp;
+      }
+    }
+    const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `largest timestamp of ${seg.files.log}`, total: seg.size - start });
+    let max = -1n;
+    let restarted = false;
+    let first = true;
+    for (const e of scanSegmentFrom(seg, start)) {
+      if (e.type !== 'batch') continue;
+      if (first) {
+        // A stale index entry makes the scan start over at position 0: then the batches alone count.
+        restarted = e.header.position < start;
+        first = false;
+      }
+      await pacer.step(e.header.size);
+      if (e.header.maxTimestamp > max) max = e.header.maxTimestamp;
+    }
+    if (!restarted && indexMax > max) max = indexMax;
+    result = max >= 0n ? { timestamp: max, source: 'batches' } : { timestamp: BigInt(Math.trunc(seg.files.logModifiedMs)), source: 'mtime' };
+  }
+  largestCache.set(seg, result);
+  return result;
+}
+
+function leaderEpochAt(log: PartitionLog, offset: bigint): number | null {
+  let epoch: number | null = null;
+  for (const e of log.leaderEpochs) if (e.startOffset <= offset) epoch = e.epoch;
+  return epoch;
+}
+
+/**
+ * The first offset whose record has a timestamp ≥ `target` (see the module comment), or null
+ * (Kafka answers offset −1, timestamp −1) when there is none.
+ * @param target ms since the epoch, or {@link EARLIEST_TIMESTAMP} / {@link LATEST_TIMESTAMP}.
+ * @throws KlxError `invalid-argument` for another negative target; `corrupt-batch` (file, position)
+ *   when the batch that must be searched cannot be decoded; `cancelled`; `io-error`.
+ */
+export async function offsetForTimestamp(log: PartitionLog, target: bigint, opts: TimeLookupOptions = {}): Promise<OffsetForTime | null> {
+  if (typeof target !== 'bigint') throw new KlxError('invalid-argument', `timestamp must be an integer (bigint), got ${String(target)}`);
+  const logStart = log.logStartOffset;
+  if (target === EARLIEST_TIMESTAMP) return { offset: logStart, timestamp: -1n, leaderEpoch: leaderEpochAt(log, logStart), segmentBaseOffset: null };
+  if (target === LATEST_TIMESTAMP) {
+    const logEnd = log.logEndOffset;
+    return { offset: logEnd, timestamp: -1n, leaderEpoch: leaderEpochAt(log, logEnd), segmentBaseOffset: null };
+  }
+  if (target < 0n) throw new KlxError('invalid-argument', `timestamp ${target} is not valid: give ms since the epoch, −2 (earliest) or −1 (latest)`);
+  const segs = log.segments;
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i]!;
+    const largest = await segmentLargestTimestamp(seg, i === segs.length - 1, opts);
+    if (largest.timestamp >= target) return searchSegment(seg, target, logStart, opts);
+  }
+  return null;
+}
+
+/** Kafka `LogSegment.findOffsetByTimestamp` + `FileRecords.searchForTimestamp`. */
+async function searchSegment(seg: LogSegment, target: bigint, logStart: bigint, opts: TimeLookupOptions): Promise<OffsetForTime | null> {
+  let tsOffset = seg.baseOffset;
+  try {
+    tsOffset = lookupTimestamp(seg.timeIndex(), target).offset;
+  } catch {
+    tsOffset = seg.baseOffset;
+  }
+  const startOffset = tsOffset > logStart ? tsOffset : logStart;
+  const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `search ${seg.files.log} for timestamp ${target}`, total: null });
+  for (const e of scanSegmentFrom(seg, seg.positionFor(startOffset))) {
+    if (e.type !== 'batch') {
+      opts.onProblem?.({ code: e.code, file: seg.files.log, position: e.position, size: e.size, reason: e.reason });
+      continue;
+    }
+    const h = e.header;
+    await pacer.step(h.size);
+    if (h.maxTimestamp < target) continue;
+    let records;
+    try {
+      records = recordsOf(e);
+    } catch (err) {
+      const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
+      throw new KlxError(k.code, `cannot search for timestamp ${target}: ${k.reason}`, { file: seg.files.log, position: h.position, cause: err });
+    }
+    for (const r of records) {
+      if (r.timestamp >= target && r.offset >= logStart) {
+        return { offset: r.offset, timestamp: r.timestamp, leaderEpoch: h.magic === 2 && h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : null, segmentBaseOffset: seg.baseOffset };
+      }
+    }
+  }
+  return null;
+}

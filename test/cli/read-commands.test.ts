@@ -1,0 +1,197 @@
+/**
+ * `klx fetch`, `klx offset-for-time` and `klx holes`, spawned as a user runs them (node bin/klx.mjs),
+ * on built partition folders and on real broker-written data: NDJSON shapes, int64 beyond 2^53 as
+ * strings, isolation levels, budgets, exit codes and messages for bad folders and arguments.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { encodeControlKey, encodeEndTxnMarkerValue } from '../../src-main/engine/format/control.ts';
+import { buildPartition, rec, singles, tempDir, type BatchInput } from '../support/log-builder.ts';
+import { describeRealData, REAL_DATA, REPO_ROOT } from '../support/real-data.ts';
+
+function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+const lines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+function txn(pid: number, baseOffset: number, ...keys: string[]): BatchInput {
+  return { baseOffset: BigInt(baseOffset), isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, baseSequence: 0, records: keys.map((k) => rec(k, `${k}-value`, 1000)) };
+}
+function marker(pid: number, type: 'COMMIT' | 'ABORT', offset: number): BatchInput {
+  return { baseOffset: BigInt(offset), isControl: true, isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, records: [{ key: encodeControlKey(type === 'ABORT' ? 0 : 1), value: encodeEndTxnMarkerValue(0), timestamp: 1100n }] };
+}
+
+describe('klx fetch / holes / offset-for-time on a built transactional partition (B15 c)', () => {
+  const logDir = tempDir('klx-cli-');
+  const dir = buildPartition(logDir, {
+    segments: [
+      {
+        batches: [txn(5, 0, 'k1', 'k2'), marker(9, 'ABORT', 2), marker(5, 'ABORT', 3), txn(5, 4, 'k3'), marker(5, 'COMMIT', 5), txn(6, 6, 'k4', 'k5'), marker(6, 'ABORT', 8)],
+        txnIndex: [
+          { producerId: 5n, firstOffset: 0n, lastOffset: 3n, lastStableOffset: 4n },
+          { producerId: 6n, firstOffset: 6n, lastOffset: 8n, lastStableOffset: 9n },
+        ],
+      },
+      { baseOffset: 9n, batches: [{ baseOffset: 9n, records: [rec('k6', 'v6', 2000)] }, txn(11, 10, 'k7')] },
+    ],
+  });
+
+  it('fetch --json: NDJSON records with base64 keys and batch facts, aborted data flagged, then the end line', () => {
+    const r = klx('fetch', dir, '--offset', '0', '--json');
+    expect(r.status).toBe(0);
+    const out = lines(r.stdout);
+    const recs = out.filter((o) => o.type === 'record');
+    expect(recs.map((o) => o.offset)).toEqual([0, 1, 4, 6, 7, 9, 10]);
+    expect(recs[0]).toMatchObject({ key: b64('k1'), value: b64('k1-value'), headers: [], isTransactional: true, producerId: 5, aborted: true, batchBaseOffset: 0, batchLastOffset: 1, segmentBaseOffset: 0, compression: 'none', crcValid: true });
+    expect(recs.filter((o) => o.aborted).map((o) => o.offset)).toEqual([0, 1, 6, 7]);
+    expect(out[out.length - 1]).toEqual({ type: 'end', nextOffset: 11, records: 7, reachedLimit: true, readLimit: 11, isolation: 'read_uncommitted', logStartOffset: 0, logEndOffset: 11, highWatermark: null, lastStableOffset: null });
+  });
+
+  it('fetch --isolation read_committed: [4, 9], stopping at the last stable offset 10', () => {
+    const out = lines(klx('fetch', dir, '--offset', '0', '--isolation', 'read_committed', '--json').stdout);
+    expect(out.filter((o) => o.type === 'record').map((o) => o.offset)).toEqual([4, 9]);
+    expect(out[out.length - 1]).toMatchObject({ type: 'end', nextOffset: 10, lastStableOffset: 10, readLimit: 10, reachedLimit: true });
+  });
+
+  it('fetch text: one line per record and a last "next offset" line; --include-control shows the markers', () => {
+    const r = klx('fetch', dir, '--offset', '2', '--max', '2', '--include-control');
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean)).toEqual([
+      'offset 2 ts 1100 (1970-01-01T00:00:01.100Z) [txn producer 9, control ABORT]',
+      'offset 3 ts 1100 (1970-01-01T00:00:01.100Z) [txn producer 5, control ABORT]',
+      '-- next offset 4; 2 records; read limit 11, log start offset 0, log end offset 11',
+    ]);
+    const plain = klx('fetch', dir, '--offset', '4', '--max', '1').stdout.split('\n');
+    expect(plain[0]).toBe('offset 4 ts 1000 (1970-01-01T00:00:01.000Z) key: "k3" value: "k3-value" [txn producer 5]');
+    expect(plain[1]).toBe('-- next offset 6; 1 records; read limit 11, log start offset 0, log end offset 11');
+  });
+
+  it('holes --json: aborted data and markers, then the summary', () => {
+    const r = klx('holes', dir, '--json');
+    expect(r.status).toBe(0);
+    const out = lines(r.stdout);
+    expect(out.filter((o) => o.type === 'hole').map((o) => [o.from, o.to, o.cause])).toEqual([
+      [0, 1, 'aborted-transaction'],
+      [2, 3, 'control-record'],
+      [5, 5, 'control-record'],
+      [6, 7, 'aborted-transaction'],
+      [8, 8, 'control-record'],
+    ]);
+    expect(out[out.length - 1]).toEqual({
+      type: 'summary',
+      ranges: 5,
+      missingOffsets: 8,
+      offsetSpan: 11,
+      logStartOffset: 0,
+      logEndOffset: 11,
+      totals: { 'control-record': { ranges: 3, offsets: 4 }, 'aborted-transaction': { ranges: 2, offsets: 4 } },
+    });
+  });
+
+  it('holes text: a table and totals', () => {
+    const r = klx('holes', dir);
+    expect(r.status).toBe(0);
+    const text = r.stdout;
+    expect(text).toMatch(/^holes of test-0 \(.*test-0\): log start offset 0, log end offset 11, first segment 0$/m);
+    expect(text).toMatch(/^\s+0\s+1\s+2\s+aborted-transaction\s+0\s+data of an aborted transaction of producer 5/m);
+    expect(text).toMatch(/^ {2}control-record\s+3 ranges\s+4 offsets$/m);
+    expect(text).toMatch(/^ {2}8 of the 11 offsets in \[0, 11\) hold no readable record; 3 do$/m);
+  });
+
+  it('offset-for-time: a timestamp, earliest, latest, and "not found" as offset -1', () => {
+    expect(klx('offset-for-time', dir, '--timestamp', '1500').stdout).toBe('timestamp 1500 (1970-01-01T00:00:01.500Z): offset 9 timestamp 2000 (1970-01-01T00:00:02.000Z) leader epoch 0 (segment 9)\n');
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'earliest', '--json').stdout)).toEqual([{ found: true, target: -2, offset: 0, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null }]);
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'latest', '--json').stdout)[0]).toMatchObject({ offset: 11 });
+    const none = klx('offset-for-time', dir, '--timestamp', '2001', '--json');
+    expect(none.status).toBe(0);
+    expect(lines(none.stdout)).toEqual([{ found: false, target: 2001, offset: -1, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null }]);
+  });
+});
+
+describe('klx read commands: budgets, big offsets, errors', () => {
+  it('fetch --max-bytes 1048576 returns the whole 3 MiB first batch and stops (B17)', () => {
+    const dir = buildPartition(tempDir('klx-cli-'), { segments: [{ batches: [{ records: [{ key: 'k1', value: Buffer.alloc(3 << 20, 0x62), timestamp: 1000n }] }, ...singles(rec('k2', 'b'), rec('k1', 'c'))] }] });
+    const out = lines(klx('fetch', dir, '--offset', '0', '--max-bytes', '1048576', '--json').stdout);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatchObject({ type: 'record', offset: 0, key: b64('k1') });
+    expect(Buffer.from(out[0]!.value as string, 'base64').length).toBe(3 << 20);
+    expect(out[1]).toMatchObject({ type: 'end', nextOffset: 1, records: 1, reachedLimit: false });
+  });
+
+  it('fetch --json prints int64 beyond 2^53 as decimal strings', () => {
+    const base = 1n << 60n;
+    const dir = buildPartition(tempDir('klx-cli-'), { segments: [{ batches: [{ baseOffset: base, records: [rec('a', '1', 1000), rec('b', '2', 1001), rec('c', '3', 1002)] }] }] });
+    const out = lines(klx('fetch', dir, '--offset', String(base + 1n), '--json').stdout);
+    expect(out.map((o) => o.offset)).toEqual([String(base + 1n), String(base + 2n), undefined]);
+    expect(out[0]).toMatchObject({ batchBaseOffset: String(base), segmentBaseOffset: String(base), timestamp: 1001 });
+    expect(out[2]).toMatchObject({ type: 'end', nextOffset: String(base + 3n), logStartOffset: String(base) });
+  });
+
+  it('fetch --max larger than a page reads page after page', () => {
+    const dir = buildPartition(tempDir('klx-cli-'), { segments: [{ batches: Array.from({ length: 1300 }, (_, i) => ({ records: [rec(`k${i}`, 'v')] })) }] });
+    const out = klx('fetch', dir, '--offset', 'earliest', '--max', '1200').stdout.split('\n').filter(Boolean);
+    expect(out).toHaveLength(1201);
+    expect(out[1199]).toMatch(/^offset 1199 /);
+    expect(out[1200]).toBe('-- next offset 1200; 1200 records; read limit 1300, log start offset 0, log end offset 1300');
+  });
+
+  it('fetch below the log start offset: exit 1 with Kafka\'s OffsetOutOfRange wording (B10)', () => {
+    const logDir = tempDir('klx-cli-');
+    const dir = buildPartition(logDir, { segments: [{ baseOffset: 200n, batches: Array.from({ length: 11 }, (_, i) => ({ baseOffset: 200n + BigInt(i), records: [rec('k', 'v')] })) }] }, { logStartOffset: 200n });
+    const r = klx('fetch', dir, '--offset', '50');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`klx: offset-out-of-range: ${dir}: Received request for offset 50 for partition test-0, but we only have log segments starting from offset: 200.\n`);
+  });
+
+  it('a log directory with several partitions needs --partition; the message lists them', () => {
+    const logDir = tempDir('klx-cli-');
+    buildPartition(logDir, { topic: 'orders', partition: 0, segments: [{ batches: singles(rec('a', '1')) }] });
+    buildPartition(logDir, { topic: 'orders', partition: 1, segments: [{ batches: singles(rec('b', '2'), rec('c', '3')) }] });
+    const r = klx('holes', logDir);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`klx: invalid-argument: ${logDir}: this folder holds 2 partitions; choose one with --partition: orders-0, orders-1\n`);
+    const ok = klx('fetch', logDir, '--partition', 'orders-1', '--offset', '1', '--json');
+    expect(lines(ok.stdout).filter((o) => o.type === 'record').map((o) => o.key)).toEqual([b64('c')]);
+    const unknown = klx('fetch', logDir, '--partition', 'orders-7', '--offset', '0');
+    expect(unknown.stderr).toMatch(/no partition orders-7 here; choose one of: orders-0, orders-1/);
+  });
+
+  it('a folder that is not a Kafka log: exit 1 with not-a-log-dir; a bad option value: exit 2', () => {
+    const d = tempDir('klx-cli-');
+    mkdirSync(join(d, 'photos'));
+    writeFileSync(join(d, 'photos', 'cat.jpg'), 'not a log');
+    const r = klx('fetch', d, '--offset', '0');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^klx: not-a-log-dir: .*not a Kafka log directory/);
+    const bad = klx('fetch', d, '--offset', 'soon');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--offset must be a non-negative integer, "earliest" or "latest", got "soon"/);
+  });
+});
+
+describeRealData('klx read commands on real data', () => {
+  const compacted = join(REAL_DATA, 'kafka-2.7.1-compacted-offsets');
+
+  it('holes on the compacted __consumer_offsets-39: [0,3] and [5,15]', () => {
+    const out = lines(klx('holes', compacted, '--partition', '__consumer_offsets-39', '--json').stdout);
+    expect(out.filter((o) => o.type === 'hole').map((o) => [o.from, o.to, o.count, o.cause])).toEqual([
+      [0, 3, 4, 'compacted-between-batches'],
+      [5, 15, 11, 'compacted-between-batches'],
+    ]);
+    expect(out[out.length - 1]).toMatchObject({ type: 'summary', missingOffsets: 15, offsetSpan: 20 });
+  });
+
+  it('fetch from inside a hole continues at the next record (B01 on broker data)', () => {
+    const out = lines(klx('fetch', join(compacted, '__consumer_offsets-39'), '--offset', '5', '--max', '2', '--json').stdout);
+    expect(out.map((o) => (o.type === 'end' ? `end ${o.nextOffset}` : o.offset))).toEqual([16, 17, 'end 18']);
+  });
+
+  it('offset-for-time on a multi-segment partition', () => {
+    const r = lines(klx('offset-for-time', join(REAL_DATA, 'multisegment-rolled', 'invoice-1'), '--timestamp', 'earliest', '--json').stdout);
+    expect(r[0]).toMatchObject({ found: true, offset: 0, timestamp: -1 });
+  });
+});
