@@ -1,0 +1,1340 @@
+/**
+ * Writing a partition: create it, append batches, roll segments (spec §4.4, §9.1, §9.2, §10.2,
+ * §11; Kafka's `UnifiedLog.append` / `maybeRoll` / `roll`, `LocalLog.roll`, `LogSegment.append` /
+ * `shouldRoll` / `onBecomeInactiveSegment`, `LogValidator`, `LeaderEpochFileCache.assign`,
+ * `LogManager.createLog`).
+ *
+ * What a folder looks like after every acknowledged write (the invariants this module keeps):
+ * - the `.log` holds whole v2 batches only, fsynced before the write returns;
+ * - offsets run on from the log end offset (LEO); one append = one batch, stamped with the current
+ *   leader epoch (the latest of `leader-epoch-checkpoint`, 0 for a fresh log, as a broker that became
+ *   leader with epoch 0 writes it);
+ * - indexes are **trimmed, never preallocated**, in the state a broker leaves after a clean close or
+ *   after recovery: the offset index holds exactly the entries of the §9.1 rule, the time index the
+ *   §9.2 entries **plus the final entry** `(maxTimestampSoFar, offsetOfIt)` when it is greater than
+ *   the last one. For a segment written only by this module (one batch per append) both files are
+ *   byte-identical to what `buildOffsetIndexEntries` / `buildTimeIndexEntries({final: true})`
+ *   compute, i.e. to what Kafka's recovery rebuilds, so a broker opens the folder cleanly with or
+ *   without recovery. (Kafka preallocates the active segment's indexes to 10 MiB while it runs; a
+ *   desktop tool cannot promise a clean close, so it never leaves preallocated files behind.)
+ *   Before the next append the trailing final time-index entry is replaced by the new one;
+ * - `recovery-point-offset-checkpoint` = LEO for this partition (merged with the other partitions'
+ *   entries under the log dir's checkpoint lock); `replication-offset-checkpoint` (high watermark)
+ *   moves to LEO when it already lists the partition, as for a single-replica leader;
+ * - no `.kafka_cleanshutdown` in the log dir once a write started: a broker deletes it when it
+ *   starts, and a crash of ours must lead to recovery, not to trusting a half-written tail;
+ * - no producer snapshot is written on roll: snapshots only speed up loading, and without a
+ *   clean-shutdown marker Kafka rebuilds producer state from the log.
+ *
+ * Crash safety: each file-system step calls the fault hook first (`WriterFaultHook`), so tests can
+ * simulate a crash before any step. Order of an append: remove clean-shutdown marker → leader-epoch
+ * checkpoint (only when a new epoch starts) → [roll: finish old segment, create new segment files,
+ * fsync dir] → write `.log` → fsync `.log` → write `.index` → write `.timeindex` → fsync indexes →
+ * recovery point → high watermark. A crash at any point leaves a folder that opens read-only with
+ * every acknowledged record, nothing duplicated, and at worst the in-flight batch complete but not
+ * acknowledged, or cut short (then reported as an invalid tail, which `klx repair` truncates).
+ *
+ * Opening for writing ({@link PartitionWriter.open}) takes the partition's writer lock
+ * (`log-lock.ts`) and refuses, pointing at `klx repair`, a folder a broker would have to recover
+ * first: leftover `.deleted`/`.cleaned`/`.swap` files, orphan indexes, damage in the data a broker's
+ * recovery would re-validate (every segment from the one holding the recovery point), active-segment
+ * indexes that are preallocated, stale, missing or that disagree with the `.log`, or an unreadable
+ * checkpoint this module must rewrite. Every write has a plan that touches nothing
+ * ({@link planCreatePartition}, {@link PartitionWriter.planAppend}, {@link PartitionWriter.planRoll},
+ * and `readOnly` mode).
+ */
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { KlxError } from '../errors.ts';
+import { encodeBatch, type RecordSpec } from '../format/record-batch.ts';
+import { scanLogFile } from '../format/log-reader.ts';
+import { COMPRESSIONS, type BatchHeader, type Compression, type TimestampType } from '../format/types.ts';
+import {
+  CLEAN_SHUTDOWN_FILE,
+  LEADER_EPOCH_CHECKPOINT_FILE,
+  META_PROPERTIES_FILE,
+  PARTITION_METADATA_FILE,
+  RECOVERY_POINT_CHECKPOINT_FILE,
+  REPLICATION_OFFSET_CHECKPOINT_FILE,
+  parsePartitionDirName,
+  partitionDirName,
+  segmentFileName,
+} from '../files/file-names.ts';
+import {
+  formatLeaderEpochCheckpoint,
+  formatPartitionMetadata,
+  readOffsetCheckpoint,
+  writeLeaderEpochCheckpoint,
+  writeMetaProperties,
+  writeOffsetCheckpoint,
+  uuidFromBytes,
+  METADATA_TOPIC_ID,
+  ZERO_UUID,
+  type LeaderEpochEntry,
+  type OffsetCheckpointEntry,
+} from '../files/checkpoint.ts';
+import { fsyncDirectory, type FaultHook, type WriteStep } from '../files/fsync-write.ts';
+import { MAX_RELATIVE_OFFSET, OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
+import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
+import { PartitionLog } from './partition-log.ts';
+import { SIDECAR_FILE, formatConfigValue, formatSidecar, parseConfigValue, type ResolvedTopicConfig, type TopicConfig, type TopicConfigKey } from './topic-config.ts';
+import { WRITER_LOCK_FILE, acquireLock, withCheckpointLock, type LockHandle, type LockHolder } from './log-lock.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Steps and fault injection
+
+/** Steps that are atomic file replacements (`writeFileAtomic`); their sub-steps are reported as `<step>/<sub-step>`. */
+export type AtomicWriterStep = 'meta-properties' | 'leader-epoch' | 'checkpoint' | 'checkpoint-hw';
+
+/**
+ * A step of a write, in the order they happen:
+ * - create: `meta-properties` (only when the log dir has none), `create-tmp-dir`, `create-segment`,
+ *   `write-metadata`, `fsync-tmp-dir`, `rename-dir`, `fsync-log-dir`, `checkpoint`;
+ * - append / roll: `remove-clean-shutdown` (only when the marker exists), `leader-epoch` (only when
+ *   a new epoch starts), `roll-trim-index`, `roll-create-segment`, `roll-fsync-dir` (only when
+ *   rolling), `create-index-files` (only when the active segment has none), `write-log`, `fsync-log`,
+ *   `write-index` (only when an entry is due), `write-timeindex` (only when it changes),
+ *   `fsync-index`, `checkpoint`, `checkpoint-hw` (only when the high watermark is tracked).
+ * Atomic steps also report `<step>/write-tmp`, `<step>/fsync-tmp`, `<step>/rename`, `<step>/fsync-dir`.
+ */
+export type WriterStep =
+  | AtomicWriterStep
+  | `${AtomicWriterStep}/${WriteStep}`
+  | 'create-tmp-dir'
+  | 'create-segment'
+  | 'write-metadata'
+  | 'fsync-tmp-dir'
+  | 'rename-dir'
+  | 'fsync-log-dir'
+  | 'remove-clean-shutdown'
+  | 'roll-trim-index'
+  | 'roll-create-segment'
+  | 'roll-fsync-dir'
+  | 'create-index-files'
+  | 'write-log'
+  | 'fsync-log'
+  | 'write-index'
+  | 'write-timeindex'
+  | 'fsync-index';
+
+/**
+ * Called before each step with the step name and the file (or folder) it concerns. Throwing aborts
+ * the write right there, leaving the files as a crash would (tests); the writer is then unusable.
+ */
+export type WriterFaultHook = (step: WriterStep, file: string) => void;
+
+/**
+ * Calls a fault hook and remembers whether the error in flight came from it: such an error is a
+ * simulated crash and must reach the caller unchanged, with nothing cleaned up.
+ */
+class Stepper {
+  /** Set while the hook runs; stays set when the hook throws. */
+  faulted = false;
+  constructor(private readonly hook: WriterFaultHook | undefined) {}
+
+  step(s: WriterStep, file: string): void {
+    if (!this.hook) return;
+    this.faulted = true;
+    this.hook(s, file);
+    this.faulted = false;
+  }
+
+  /** The hook of `writeFileAtomic` for an atomic step, reporting `<step>/<sub-step>`. */
+  sub(step: AtomicWriterStep): FaultHook | undefined {
+    return this.hook ? (s, path) => this.step(`${step}/${s}`, path) : undefined;
+  }
+
+  /** The error to throw: the hook's own error unchanged, anything else as a KlxError. */
+  wrap(err: unknown, file: string, what: string): unknown {
+    return this.faulted ? err : ioError(err, file, what);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+const INT32_MAX = 2147483647;
+const INT64_MAX = 9223372036854775807n;
+const NOW = (): bigint => BigInt(Date.now());
+
+/** A random Kafka `Uuid` printed as 22 URL-safe base64 characters (`Uuid.randomUuid`: a v4 UUID, never the zero or metadata id, never starting with '-'). */
+export function randomKafkaUuid(): string {
+  for (;;) {
+    const bytes = Buffer.from(randomUUID().replace(/-/g, ''), 'hex');
+    const s = uuidFromBytes(bytes);
+    if (s !== ZERO_UUID && s !== METADATA_TOPIC_ID && !s.startsWith('-')) return s;
+  }
+}
+
+function ioError(err: unknown, file: string, what: string): KlxError {
+  if (err instanceof KlxError) return err;
+  const e = err as NodeJS.ErrnoException;
+  return new KlxError(e?.code === 'ENOENT' ? 'not-found' : 'io-error', `${what}: ${e?.message ?? String(err)}`, { file, cause: err });
+}
+
+/** Creates an empty file exclusively and fsyncs it. */
+function createEmptyFile(path: string): void {
+  const fd = openSync(path, 'wx');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Creates (or replaces) a file with `data` and fsyncs it (for files inside a folder that is not live yet). */
+function writeFileDurable(path: string, data: string | Uint8Array): void {
+  const fd = openSync(path, 'w');
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let done = 0;
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeAt(fd: number, buf: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
+}
+
+/** Validates a typed partial config the way the CLI parser would (round trip through the text form). */
+function validateConfig(cfg: Partial<TopicConfig>): void {
+  for (const [k, v] of Object.entries(cfg)) {
+    if (v === undefined) continue;
+    parseConfigValue(k as TopicConfigKey, formatConfigValue(k as TopicConfigKey, v as TopicConfig[TopicConfigKey]));
+  }
+}
+
+/**
+ * Sets one partition's entry of a log-dir offset checkpoint (`recovery-point-offset-checkpoint`,
+ * `replication-offset-checkpoint`, ...), keeping every other partition's entry and their order.
+ * The read-modify-write runs under the log dir's checkpoint lock; the file is replaced atomically
+ * (`.tmp`, fsync, rename, fsync dir).
+ * @param fileName the checkpoint's name inside `logDir`.
+ * @param offset the new offset for `topic`/`partition`.
+ * @param opts.onlyIfPresent leave the file alone when it does not list the partition yet.
+ * @returns true when the file was written (false: unchanged or, with `onlyIfPresent`, not listed).
+ * @throws KlxError `corrupt-checkpoint` when the existing file cannot be parsed (it is then left
+ *   alone), `locked` when the checkpoint lock stays held, `io-error`; or what `opts.fault` throws.
+ */
+export function updateOffsetCheckpointEntry(
+  logDir: string,
+  fileName: string,
+  topic: string,
+  partition: number,
+  offset: bigint,
+  opts: { fault?: FaultHook; onlyIfPresent?: boolean } = {},
+): boolean {
+  return withCheckpointLock(logDir, () => {
+    const path = join(logDir, fileName);
+    let entries: OffsetCheckpointEntry[] = [];
+    try {
+      entries = readOffsetCheckpoint(path);
+    } catch (err) {
+      if (!(err instanceof KlxError) || err.code !== 'not-found') throw err;
+    }
+    const at = entries.findIndex((e) => e.topic === topic && e.partition === partition);
+    if (at < 0 && opts.onlyIfPresent) return false;
+    if (at >= 0 && entries[at]!.offset === offset && entries.filter((e) => e.topic === topic && e.partition === partition).length === 1) return false;
+    const merged: OffsetCheckpointEntry[] = [];
+    let placed = false;
+    for (const e of entries) {
+      if (e.topic === topic && e.partition === partition) {
+        if (!placed) merged.push({ topic, partition, offset });
+        placed = true;
+      } else merged.push(e);
+    }
+    if (!placed) merged.push({ topic, partition, offset });
+    writeOffsetCheckpoint(path, merged, opts.fault ? { fault: opts.fault } : {});
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create
+
+/** Options of {@link createPartition} / {@link planCreatePartition}. */
+export interface CreatePartitionOptions {
+  /** Fault-injection hook (tests). */
+  fault?: WriterFaultHook;
+  /** Topic id to write into `partition.metadata` (default: a random Kafka Uuid). */
+  topicId?: string;
+}
+
+/** What {@link createPartition} creates (or, as a plan, would create). */
+export interface CreatePartitionPlan {
+  /** The new partition folder `<logDir>/<topic>-<partition>` (absolute). */
+  dir: string;
+  logDir: string;
+  topic: string;
+  partition: number;
+  /** 22-character base64 topic id written to `partition.metadata`. */
+  topicId: string;
+  /** Files created inside the partition folder, by name. */
+  files: string[];
+  /** `meta.properties` of the log dir: created (version 1, node.id 0, random cluster.id/directory.id) or kept. */
+  metaProperties: { path: string; create: boolean; nodeId?: number; clusterId?: string; directoryId?: string };
+  /** Topic configs written to the sidecar `klx-topic.properties` (only those given). */
+  config: Partial<TopicConfig>;
+}
+
+/**
+ * Plans the creation of a partition folder without touching anything (see {@link createPartition}).
+ * @throws KlxError `invalid-argument` for an illegal topic or partition, the KRaft metadata topic,
+ *   a folder that exists and is not empty, or a log dir path that is a file; `invalid-config` for a
+ *   config value out of range.
+ */
+export function planCreatePartition(logDir: string, topic: string, partition: number, config: Partial<TopicConfig> = {}, opts: CreatePartitionOptions = {}): CreatePartitionPlan {
+  const absLogDir = resolve(logDir);
+  const name = partitionDirName(topic, partition);
+  if (topic.length > 249) throw new KlxError('invalid-argument', `topic name is ${topic.length} characters; Kafka allows at most 249`);
+  if (topic === '__cluster_metadata') throw new KlxError('invalid-argument', '__cluster_metadata is the KRaft metadata log, which only a controller writes');
+  validateConfig(config);
+  if (existsSync(absLogDir) && !statSync(absLogDir).isDirectory()) throw new KlxError('invalid-argument', 'the log directory path is a file', { file: absLogDir });
+  const dir = join(absLogDir, name);
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new KlxError('invalid-argument', 'a file with the partition folder name already exists', { file: dir });
+    const inside = readdirSync(dir);
+    if (inside.length > 0) {
+      throw new KlxError('invalid-argument', `the partition folder already exists and is not empty (${inside.length} entr${inside.length === 1 ? 'y' : 'ies'}); refusing to overwrite it`, { file: dir });
+    }
+  }
+  const topicId = opts.topicId ?? randomKafkaUuid();
+  formatPartitionMetadata(topicId); // validates
+  const metaPath = join(absLogDir, META_PROPERTIES_FILE);
+  const create = !existsSync(metaPath);
+  const base = segmentFileName(0n, '');
+  return {
+    dir,
+    logDir: absLogDir,
+    topic,
+    partition,
+    topicId,
+    files: [`${base}.log`, `${base}.index`, `${base}.timeindex`, LEADER_EPOCH_CHECKPOINT_FILE, PARTITION_METADATA_FILE, SIDECAR_FILE],
+    metaProperties: create ? { path: metaPath, create, nodeId: 0, clusterId: randomKafkaUuid(), directoryId: randomKafkaUuid() } : { path: metaPath, create },
+    config: Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)) as Partial<TopicConfig>,
+  };
+}
+
+/**
+ * Creates `<logDir>/<topic>-<partition>/` as a broker does when it becomes leader of a new
+ * partition with epoch 0 (`LogManager.createLog` + `Partition.makeLeader`):
+ * - an empty active segment `00000000000000000000.log` with empty (trimmed) `.index` and `.timeindex`;
+ * - `leader-epoch-checkpoint` `0\n1\n0 0\n` (epoch 0 starts at offset 0, as brokers write it for a
+ *   fresh partition);
+ * - `partition.metadata` with a random topic id (22-character URL-safe base64, spec §11.5);
+ * - the config sidecar `klx-topic.properties` with the given configs;
+ * - `meta.properties` in the log dir when it has none: version 1 (KRaft style), `node.id=0`, random
+ *   `cluster.id` and `directory.id`;
+ * - a `recovery-point-offset-checkpoint` entry `<topic> <partition> 0`, merged with existing ones.
+ *
+ * Crash safety: the folder is built under a temporary name of the form
+ * `<topic>-<partition>.<32 hex>-delete` (a name a broker loads and then deletes, so a crash never
+ * leaves a folder that stops a broker), fsynced, then renamed into place; a crash leaves either no
+ * partition or the complete one.
+ * @returns the plan that was carried out.
+ * @throws see {@link planCreatePartition}; `io-error` for file-system failures; what `opts.fault` throws.
+ */
+export function createPartition(logDir: string, topic: string, partition: number, config: Partial<TopicConfig> = {}, opts: CreatePartitionOptions = {}): CreatePartitionPlan {
+  const plan = planCreatePartition(logDir, topic, partition, config, opts);
+  const stepper = new Stepper(opts.fault);
+  const step = (s: WriterStep, file: string): void => stepper.step(s, file);
+  const { dir, logDir: absLogDir } = plan;
+  try {
+    mkdirSync(absLogDir, { recursive: true });
+    if (plan.metaProperties.create) {
+      step('meta-properties', plan.metaProperties.path);
+      writeMetaProperties(plan.metaProperties.path, { version: 1, nodeId: 0, clusterId: plan.metaProperties.clusterId!, directoryId: plan.metaProperties.directoryId! }, { fault: stepper.sub('meta-properties') });
+    }
+    const unique = randomUUID().replace(/-/g, '');
+    const suffix = `-${partition}.${unique}-delete`;
+    const tmp = join(absLogDir, topic.slice(0, Math.min(topic.length, 255 - suffix.length)) + suffix);
+    step('create-tmp-dir', tmp);
+    mkdirSync(tmp);
+    step('create-segment', tmp);
+    for (const f of plan.files.slice(0, 3)) createEmptyFile(join(tmp, f));
+    step('write-metadata', tmp);
+    writeFileDurable(join(tmp, LEADER_EPOCH_CHECKPOINT_FILE), formatLeaderEpochCheckpoint([{ epoch: 0, startOffset: 0n }]));
+    writeFileDurable(join(tmp, PARTITION_METADATA_FILE), formatPartitionMetadata(plan.topicId));
+    writeFileDurable(join(tmp, SIDECAR_FILE), formatSidecar(plan.config));
+    step('fsync-tmp-dir', tmp);
+    fsyncDirectory(tmp);
+    step('rename-dir', dir);
+    if (existsSync(dir)) rmdirSync(dir); // empty (checked by the plan); rmdir fails if something appeared since
+    renameSync(tmp, dir);
+    step('fsync-log-dir', absLogDir);
+    fsyncDirectory(absLogDir);
+    step('checkpoint', join(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE));
+    updateOffsetCheckpointEntry(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE, topic, partition, 0n, { fault: stepper.sub('checkpoint') });
+  } catch (err) {
+    throw stepper.wrap(err, dir, 'cannot create the partition');
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roll decision
+
+/** Why the active segment is (or would be) rolled before an append (spec §10.2). */
+export type RollReason = 'segment.bytes' | 'segment.ms' | 'index-full' | 'time-index-full' | 'offset-overflow' | 'explicit';
+
+/** What the roll rule needs to know about the active segment. */
+export interface RollSegmentState {
+  baseOffset: bigint;
+  /** `.log` size in bytes. */
+  size: number;
+  /** maxTimestamp of the segment's first batch (ms), or null for an empty segment. */
+  firstBatchMaxTimestamp: bigint | null;
+  /** When the segment was created or opened by this writer (ms): the wall-clock fallback of the time rule. */
+  createdMs: bigint;
+  /** This segment's roll jitter (ms), in [0, min(segment.jitter.ms, segment.ms)). */
+  jitterMs: bigint;
+  /** Offset-index entries (a broker's count: without the final time entry). */
+  offsetIndexEntries: number;
+  /** Time-index entries a running broker would hold (without the trailing final entry). */
+  timeIndexEntries: number;
+}
+
+/** The append that is about to happen. */
+export interface RollAppend {
+  /** Bytes to append. */
+  size: number;
+  /** Largest timestamp of the append (ms; the append time for LogAppendTime). */
+  maxTimestamp: bigint;
+  /** Last offset of the append. */
+  lastOffset: bigint;
+}
+
+/**
+ * `segment.ms` as the roll rule uses it (Kafka `LogConfig.maxSegmentMs`): for a compacted topic
+ * `min(segment.ms, max.compaction.lag.ms)`, else `segment.ms`.
+ */
+export function maxSegmentMs(config: TopicConfig): bigint {
+  const lag = config['max.compaction.lag.ms'];
+  return config['cleanup.policy'].includes('compact') && lag > 0n && lag < config['segment.ms'] ? lag : config['segment.ms'];
+}
+
+/**
+ * Kafka's roll rule (`LogSegment.shouldRoll`, spec §10.2), checked before each append, in Kafka's order:
+ * 1. `segment.bytes`: `size > segment.bytes − appendSize`;
+ * 2. `segment.ms`: the segment is non-empty and `appendMaxTimestamp − firstBatchMaxTimestamp >
+ *    maxSegmentMs − jitter` (record time, not wall time; `now − createdMs` only when the first batch
+ *    has no timestamp);
+ * 3. the offset index is full (`floor(segment.index.bytes / 8)` entries) or the time index is
+ *    (`floor(segment.index.bytes / 12) − 1` entries, one slot kept for the final entry);
+ * 4. offset overflow: `lastOffset − baseOffset` does not fit an int32.
+ * @param nowMs wall clock (ms), used only by the fallback of rule 2.
+ * @returns the first rule that holds, or null.
+ */
+export function decideRoll(seg: RollSegmentState, append: RollAppend, config: TopicConfig, nowMs: bigint): RollReason | null {
+  if (seg.size > config['segment.bytes'] - append.size) return 'segment.bytes';
+  if (seg.size > 0) {
+    const first = seg.firstBatchMaxTimestamp ?? -1n;
+    const waited = first >= 0n ? append.maxTimestamp - first : nowMs - seg.createdMs;
+    if (waited > maxSegmentMs(config) - seg.jitterMs) return 'segment.ms';
+  }
+  const indexBytes = config['segment.index.bytes'];
+  if (seg.offsetIndexEntries >= Math.floor(indexBytes / OFFSET_INDEX_ENTRY_SIZE)) return 'index-full';
+  if (seg.timeIndexEntries >= Math.floor(indexBytes / TIME_INDEX_ENTRY_SIZE) - 1) return 'time-index-full';
+  const rel = append.lastOffset - seg.baseOffset;
+  if (rel < 0n || rel > BigInt(MAX_RELATIVE_OFFSET)) return 'offset-overflow';
+  return null;
+}
+
+/** Kafka `LogConfig.randomSegmentJitter`: 0, or `random % min(segment.jitter.ms, segment.ms)`. */
+function segmentJitter(config: TopicConfig, random: () => number): bigint {
+  const j = config['segment.jitter.ms'];
+  if (j === 0n) return 0n;
+  const bound = j < config['segment.ms'] ? j : config['segment.ms'];
+  return BigInt(Math.floor(random() * Number(bound)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Append input and results
+
+/** One record to append. Strings are encoded as UTF-8. */
+export interface AppendRecord {
+  /** null: a record without key (refused on a compacted topic). */
+  key: Uint8Array | string | null;
+  /** null: a tombstone. */
+  value: Uint8Array | string | null;
+  headers?: { key: string; value: Uint8Array | string | null }[];
+  /** CreateTime timestamp in ms (−1 = none); default: the append's `timestamp` option, else now. */
+  timestamp?: bigint | number;
+}
+
+/** Options of one append (one batch). */
+export interface AppendOptions {
+  /** Timestamp (ms) of records that carry none; default: the writer's clock (now). */
+  timestamp?: bigint | number;
+  /** Codec of the batch (default none). The topic keeps the producer's codec (`compression.type=producer`). */
+  compression?: Compression;
+  /** Idempotent producer fields; all default to −1 (no producer id). Sequence continuity is not checked (no producer state is kept). */
+  producerId?: bigint;
+  producerEpoch?: number;
+  baseSequence?: number;
+}
+
+/** What an append does (plan) or did (result). Offsets are absolute, sizes and positions in bytes. */
+export interface AppendPlan {
+  /** First offset of the batch (= the LEO before the append). */
+  baseOffset: bigint;
+  /** Last offset of the batch. */
+  lastOffset: bigint;
+  recordCount: number;
+  /** Byte position of the batch in its segment's `.log`. */
+  position: number;
+  /** Batch size in bytes (12 + batchLength). */
+  size: number;
+  /** Base offset of the segment that receives the batch. */
+  segmentBaseOffset: bigint;
+  /** That segment's `.log` file (absolute path). */
+  segmentFile: string;
+  /** True when the active segment is rolled first. */
+  rolled: boolean;
+  rollReason: RollReason | null;
+  timestampType: TimestampType;
+  /** Batch maxTimestamp (ms): the largest record timestamp (CreateTime) or the append time (LogAppendTime). */
+  maxTimestamp: bigint;
+  compression: Compression;
+  /** partitionLeaderEpoch stamped on the batch. */
+  partitionLeaderEpoch: number;
+  /** True when an offset-index entry `(lastOffset, position)` is added. */
+  indexEntry: boolean;
+  /** The `leader-epoch-checkpoint` entry added, if a new epoch starts with this batch. */
+  leaderEpochEntry: LeaderEpochEntry | null;
+  /** True when the log dir's `.kafka_cleanshutdown` is removed before writing. */
+  removesCleanShutdownMarker: boolean;
+  /** LEO after the append. */
+  logEndOffset: bigint;
+}
+
+/** The result of an acknowledged append (everything fsynced). */
+export type AppendResult = AppendPlan;
+
+/** What a roll does (plan) or did (result). */
+export interface RollResult {
+  /** False when nothing was rolled (the active segment is empty: a broker would recreate the same segment). */
+  rolled: boolean;
+  reason: RollReason | null;
+  /** Why nothing was rolled, when `rolled` is false. */
+  note?: string;
+  /** Base offset of the segment that was active before. */
+  previousSegmentBaseOffset: bigint | null;
+  /** Base offset of the new active segment (= LEO). */
+  segmentBaseOffset: bigint;
+  segmentFile: string;
+  /** The final time-index entry of the previous segment (its largest timestamp and the offset holding it), if it has timestamps. */
+  finalTimeIndexEntry: { timestamp: bigint; offset: bigint } | null;
+  logEndOffset: bigint;
+  removesCleanShutdownMarker: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writer
+
+/** Options of {@link PartitionWriter.open}. */
+export interface PartitionWriterOptions {
+  /** Config overrides (on top of the sidecar and inference); not persisted. */
+  config?: Partial<TopicConfig>;
+  /** Fault-injection hook (tests). */
+  fault?: WriterFaultHook;
+  /** Wall clock in ms (default `Date.now`): LogAppendTime, default record timestamps, the roll fallback. */
+  clock?: () => bigint;
+  /** Random source in [0, 1) for the segment jitter (default `Math.random`). */
+  random?: () => number;
+  /** Open without taking the lock; only plans are allowed (`append`/`roll` throw `read-only`). */
+  readOnly?: boolean;
+  /** Written into the lock file, e.g. `klx append`. */
+  purpose?: string;
+}
+
+/** In-memory state of the active segment, kept equal to what is on disk after each write. */
+interface ActiveSegmentState {
+  baseOffset: bigint;
+  logPath: string;
+  indexPath: string;
+  timeIndexPath: string;
+  /** Bytes of the `.log`. */
+  size: number;
+  /** Whether `.index` / `.timeindex` exist (an empty segment may lack them). */
+  indexFilesExist: boolean;
+  firstBatchMaxTimestamp: bigint | null;
+  createdMs: bigint;
+  jitterMs: bigint;
+  offsetIndexEntries: number;
+  /** Kafka `bytesSinceLastIndexEntry`: bytes appended since the last offset-index entry (from its position). */
+  bytesSinceLastIndexEntry: number;
+  /** Time-index entries other than a trailing final entry. */
+  timeRegularEntries: number;
+  /** Timestamp of the last of those (−1 when none). */
+  lastRegularTimestamp: bigint;
+  /** The trailing final entry on disk, if any. */
+  timeFinal: { timestamp: bigint; offset: bigint } | null;
+  /** Largest batch maxTimestamp in the segment and the last offset of the batch holding it (−1 when none). */
+  maxTimestamp: bigint;
+  offsetOfMaxTimestamp: bigint;
+}
+
+interface OpenFiles {
+  log: number;
+  index: number;
+  timeindex: number;
+}
+
+function needsRepair(code: KlxError['code'], dir: string, reason: string, where: { file?: string; position?: number; details?: Record<string, unknown> } = {}): KlxError {
+  return new KlxError(code, `${reason}; this partition must be repaired before anything is appended: run \`klx repair ${dir}\``, {
+    ...where,
+    details: { ...(where.details ?? {}), needsRepair: true },
+  });
+}
+
+/**
+ * A partition opened for writing. One per partition at a time (see `log-lock.ts`); always
+ * {@link close} it. Every public method is synchronous. See the module comment for the invariants.
+ */
+export class PartitionWriter {
+  readonly dir: string;
+  readonly logDir: string;
+  readonly topic: string;
+  readonly partition: number;
+  /** Effective topic config with sources. */
+  readonly config: ResolvedTopicConfig;
+  /** The lock this writer holds (null in read-only mode), with `tookOverFrom` when a stale lock was taken over. */
+  readonly lock: LockHandle | null;
+  /** Recovery point found when opening (null: none for this partition). */
+  readonly recoveryPointAtOpen: bigint | null;
+
+  private readonly opts: PartitionWriterOptions;
+  private readonly stepper: Stepper;
+  private readonly clock: () => bigint;
+  private readonly random: () => number;
+  private active: ActiveSegmentState | null;
+  private files: OpenFiles | null = null;
+  private leo: bigint;
+  private epochs: LeaderEpochEntry[];
+  private currentEpoch: number;
+  private cleanShutdownPresent: boolean;
+  private failed: unknown = null;
+  private closed = false;
+
+  private constructor(init: {
+    dir: string;
+    topic: string;
+    partition: number;
+    config: ResolvedTopicConfig;
+    lock: LockHandle | null;
+    active: ActiveSegmentState | null;
+    leo: bigint;
+    epochs: LeaderEpochEntry[];
+    currentEpoch: number;
+    cleanShutdownPresent: boolean;
+    recoveryPoint: bigint | null;
+    opts: PartitionWriterOptions;
+  }) {
+    this.dir = init.dir;
+    this.logDir = dirname(init.dir);
+    this.topic = init.topic;
+    this.partition = init.partition;
+    this.config = init.config;
+    this.lock = init.lock;
+    this.active = init.active;
+    this.leo = init.leo;
+    this.epochs = init.epochs;
+    this.currentEpoch = init.currentEpoch;
+    this.cleanShutdownPresent = init.cleanShutdownPresent;
+    this.recoveryPointAtOpen = init.recoveryPoint;
+    this.opts = init.opts;
+    this.stepper = new Stepper(init.opts.fault);
+    this.clock = init.opts.clock ?? NOW;
+    this.random = init.opts.random ?? Math.random;
+  }
+
+  /**
+   * Opens a partition folder for writing: takes its writer lock (unless `readOnly`), then checks the
+   * folder is clean enough to append to (see the module comment) and loads the active segment's state.
+   * Reads only: nothing is written until the first append or roll.
+   * @throws KlxError `locked` (naming the holder) when another writer has the partition;
+   *   `not-found`; `not-a-log-dir` when the folder is not named `<topic>-<partition>`;
+   *   `invalid-argument` for a `-delete`/`-future`/`-stray` folder or `__cluster_metadata`;
+   *   `invalid-config` for a bad sidecar; and, with `details.needsRepair: true` and a message
+   *   pointing at `klx repair`: `invalid-tail` / `corrupt-region` / `crc-mismatch` /
+   *   `truncated-batch`... (damaged data, naming the `.log` and byte position), `corrupt-index`
+   *   (preallocated, stale, missing or inconsistent active-segment index), `corrupt-checkpoint`,
+   *   `invalid-argument` (leftover `.deleted`/`.cleaned`/`.swap` files, orphan indexes).
+   */
+  static open(dir: string, opts: PartitionWriterOptions = {}): PartitionWriter {
+    const abs = resolve(dir);
+    const parsed = parsePartitionDirName(basename(abs));
+    if (!existsSync(abs)) throw new KlxError('not-found', 'no such partition folder', { file: dir });
+    if (!parsed) throw new KlxError('not-a-log-dir', `folder name "${basename(abs)}" is not <topic>-<partition>`, { file: dir });
+    if (parsed.kind !== 'normal') throw new KlxError('invalid-argument', `this is a -${parsed.kind} folder, which a broker does not serve; refusing to write to it`, { file: dir });
+    if (parsed.topic === '__cluster_metadata') throw new KlxError('invalid-argument', '__cluster_metadata is the KRaft metadata log, which only a controller writes', { file: dir });
+    const lock = opts.readOnly ? null : acquireLock(join(abs, WRITER_LOCK_FILE), { purpose: opts.purpose ?? 'klx partition writer', what: `partition ${parsed.topic}-${parsed.partition}` });
+    try {
+      const log = PartitionLog.open(abs, opts.config ? { config: opts.config } : {});
+      const clock = opts.clock ?? NOW;
+      const inspected = inspectForWriting(log, clock(), opts.random ?? Math.random);
+      return new PartitionWriter({
+        dir: abs,
+        topic: parsed.topic,
+        partition: parsed.partition,
+        config: log.config,
+        lock,
+        active: inspected.active,
+        leo: inspected.logEndOffset,
+        epochs: [...log.leaderEpochs],
+        currentEpoch: inspected.currentEpoch,
+        cleanShutdownPresent: log.checkpoints.cleanShutdown,
+        recoveryPoint: log.recoveryPoint,
+        opts,
+      });
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
+  }
+
+  /** The offset the next appended record gets. */
+  get logEndOffset(): bigint {
+    return this.leo;
+  }
+
+  /** Base offset of the active segment (null only for a folder without segments; the first append creates one). */
+  get activeSegmentBaseOffset(): bigint | null {
+    return this.active?.baseOffset ?? null;
+  }
+
+  /** Bytes of the active segment's `.log`. */
+  get activeSegmentSize(): number {
+    return this.active?.size ?? 0;
+  }
+
+  /** The leader epoch stamped on appended batches. */
+  get leaderEpoch(): number {
+    return this.currentEpoch;
+  }
+
+  /** Whether {@link close} was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The lock holder a stale lock was taken over from, if any. */
+  get tookOverFrom(): LockHolder | undefined {
+    return this.lock?.tookOverFrom;
+  }
+
+  /**
+   * What {@link append} would do with these records, without touching anything. Runs the same
+   * validation, so it throws the same errors.
+   * @throws KlxError `invalid-record` (keyless record on a compacted topic: "Compacted topic cannot
+   *   accept message without key…", case B07; a batch above `max.message.bytes` or `segment.bytes`;
+   *   a timestamp below −1; a null header key), `invalid-argument` (no records, bad producer fields,
+   *   unknown codec), `read-only` when the writer was closed.
+   */
+  planAppend(records: readonly AppendRecord[], opts: AppendOptions = {}): AppendPlan {
+    this.ensureOpen(false);
+    return this.prepareAppend(records, opts).plan;
+  }
+
+  /**
+   * Appends `records` as one v2 batch, exactly as a broker writes a producer batch: offsets from the
+   * LEO, partitionLeaderEpoch = current epoch, CRC-32C, baseTimestamp = first record's timestamp,
+   * maxTimestamp = the largest (or the append time and attribute bit 3 for LogAppendTime topics).
+   * Rolls first when the roll rule says so. Returns once the `.log` and indexes are fsynced and the
+   * checkpoints updated.
+   * @returns what was written (see {@link AppendPlan}).
+   * @throws see {@link planAppend}; KlxError `read-only` in read-only mode, `io-error` for
+   *   file-system failures (the writer is then unusable: close it and reopen), `locked` when the
+   *   checkpoint lock stays held; what the fault hook throws.
+   */
+  append(records: readonly AppendRecord[], opts: AppendOptions = {}): AppendResult {
+    this.ensureOpen(true);
+    const { plan, batch } = this.prepareAppend(records, opts);
+    this.guarded(() => {
+      this.beginWrite();
+      if (plan.leaderEpochEntry) this.writeLeaderEpoch(plan.leaderEpochEntry);
+      if (plan.rolled || this.active === null) this.rollSegment();
+      this.appendBatch(batch, plan);
+      this.updateCheckpoints();
+    });
+    return plan;
+  }
+
+  /** What {@link roll} would do, without touching anything. */
+  planRoll(): RollResult {
+    this.ensureOpen(false);
+    const a = this.active;
+    const base = this.leo;
+    if (a && a.size === 0) {
+      return {
+        rolled: false,
+        reason: null,
+        note: `the active segment ${segmentFileName(a.baseOffset, '.log')} is empty; rolling would create the same segment again`,
+        previousSegmentBaseOffset: a.baseOffset,
+        segmentBaseOffset: a.baseOffset,
+        segmentFile: a.logPath,
+        finalTimeIndexEntry: null,
+        logEndOffset: this.leo,
+        removesCleanShutdownMarker: false,
+      };
+    }
+    return {
+      rolled: true,
+      reason: 'explicit',
+      previousSegmentBaseOffset: a?.baseOffset ?? null,
+      segmentBaseOffset: base,
+      segmentFile: join(this.dir, segmentFileName(base, '.log')),
+      finalTimeIndexEntry: a && a.maxTimestamp >= 0n ? { timestamp: a.maxTimestamp, offset: a.offsetOfMaxTimestamp } : null,
+      logEndOffset: this.leo,
+      removesCleanShutdownMarker: this.cleanShutdownPresent,
+    };
+  }
+
+  /**
+   * Rolls the active segment now (Kafka `UnifiedLog.roll`): the old segment gets its final
+   * time-index entry and trimmed, fsynced indexes and `.log`; a new empty segment named after the LEO
+   * becomes active. Does nothing when the active segment is empty (a broker would recreate it).
+   * @throws KlxError `read-only`, `io-error`; what the fault hook throws.
+   */
+  roll(): RollResult {
+    this.ensureOpen(true);
+    const plan = this.planRoll();
+    if (!plan.rolled) return plan;
+    this.guarded(() => {
+      this.beginWrite();
+      this.rollSegment();
+      this.updateCheckpoints();
+    });
+    return plan;
+  }
+
+  /**
+   * Closes the files and releases the lock. Writes nothing: after every acknowledged write the folder
+   * is already in its closed state. Safe to call twice, and after a failed write.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeFiles();
+    this.lock?.release();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private ensureOpen(write: boolean): void {
+    if (this.closed) throw new KlxError('read-only', 'this partition writer is closed', { file: this.dir });
+    if (this.failed) throw new KlxError('io-error', `an earlier write failed (${(this.failed as Error).message}); the files are as a crash would leave them: close this writer and reopen the folder`, { file: this.dir });
+    if (write && this.opts.readOnly) throw new KlxError('read-only', 'the partition was opened read-only (plans only)', { file: this.dir });
+  }
+
+  private step(s: WriterStep, file: string): void {
+    this.stepper.step(s, file);
+  }
+
+  private guarded(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.failed = err;
+      this.closeFiles();
+      throw this.stepper.wrap(err, this.dir, 'write failed');
+    }
+  }
+
+  private closeFiles(): void {
+    if (!this.files) return;
+    for (const fd of [this.files.log, this.files.index, this.files.timeindex]) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already closed */
+      }
+    }
+    this.files = null;
+  }
+
+  private prepareAppend(records: readonly AppendRecord[], opts: AppendOptions): { plan: AppendPlan; batch: Buffer } {
+    const cfg = this.config.config;
+    const tp = `${this.topic}-${this.partition}`;
+    if (!Array.isArray(records) || records.length === 0) throw new KlxError('invalid-argument', 'an append needs at least one record');
+    const compression = opts.compression ?? 'none';
+    if (!(COMPRESSIONS as readonly string[]).includes(compression)) throw new KlxError('invalid-argument', `unknown compression "${compression}"; use one of ${COMPRESSIONS.join(', ')}`);
+    const now = this.clock();
+    const defaultTs = opts.timestamp !== undefined ? BigInt(opts.timestamp) : now;
+    const compacted = cfg['cleanup.policy'].includes('compact');
+    const specs: RecordSpec[] = records.map((r, i) => {
+      if (r === null || typeof r !== 'object') throw new KlxError('invalid-argument', `record ${i} is not an object`);
+      if (compacted && (r.key === null || r.key === undefined)) {
+        throw new KlxError('invalid-record', `Compacted topic cannot accept message without key in topic partition ${tp} (record ${i}; cleanup.policy=${cfg['cleanup.policy'].join(',')})`, {
+          details: { recordIndex: i, cleanupPolicy: cfg['cleanup.policy'].join(',') },
+        });
+      }
+      const ts = r.timestamp !== undefined ? BigInt(r.timestamp) : defaultTs;
+      if (ts < -1n) throw new KlxError('invalid-record', `record ${i} has timestamp ${ts}; a timestamp is ≥ 0 ms, or −1 for none`);
+      for (const h of r.headers ?? []) {
+        if (typeof h?.key !== 'string') throw new KlxError('invalid-record', `record ${i} has a header without a key (header keys are non-null strings)`);
+      }
+      return { key: r.key ?? null, value: r.value === undefined ? null : r.value, timestamp: ts, ...(r.headers ? { headers: r.headers } : {}) };
+    });
+    let producerId = -1n;
+    let producerEpoch = -1;
+    let baseSequence = -1;
+    if (opts.producerId !== undefined) {
+      producerId = BigInt(opts.producerId);
+      producerEpoch = opts.producerEpoch ?? 0;
+      baseSequence = opts.baseSequence ?? 0;
+      if (producerId < 0n || producerId > INT64_MAX) throw new KlxError('invalid-argument', `producerId ${producerId} must be 0 or more`);
+      if (!Number.isInteger(producerEpoch) || producerEpoch < 0 || producerEpoch > 32767) throw new KlxError('invalid-argument', `producerEpoch ${producerEpoch} must be 0..32767`);
+      if (!Number.isInteger(baseSequence) || baseSequence < 0 || baseSequence > INT32_MAX) throw new KlxError('invalid-argument', `baseSequence ${baseSequence} must be 0..2147483647`);
+    } else if (opts.producerEpoch !== undefined || opts.baseSequence !== undefined) {
+      throw new KlxError('invalid-argument', 'producerEpoch and baseSequence need a producerId');
+    }
+    const timestampType: TimestampType = cfg['message.timestamp.type'];
+    const baseOffset = this.leo;
+    if (baseOffset + BigInt(specs.length) - 1n > INT64_MAX) throw new KlxError('invalid-argument', 'offsets would exceed 2^63−1');
+    const batch = encodeBatch({
+      baseOffset,
+      records: specs,
+      partitionLeaderEpoch: this.currentEpoch,
+      compression,
+      timestampType,
+      ...(timestampType === 'LogAppendTime' ? { maxTimestamp: now } : {}),
+      producerId,
+      producerEpoch,
+      baseSequence,
+    });
+    const size = batch.length;
+    if (size > cfg['max.message.bytes']) {
+      throw new KlxError('invalid-record', `The record batch size in the append to ${tp} is ${size} bytes which exceeds the maximum configured value of ${cfg['max.message.bytes']} (max.message.bytes)`, {
+        details: { batchSize: size, maxMessageBytes: cfg['max.message.bytes'] },
+      });
+    }
+    if (size > cfg['segment.bytes']) {
+      throw new KlxError('invalid-record', `Message batch size is ${size} bytes in append to partition ${tp} which exceeds the maximum configured segment size of ${cfg['segment.bytes']} (segment.bytes)`, {
+        details: { batchSize: size, segmentBytes: cfg['segment.bytes'] },
+      });
+    }
+    const maxTimestamp = batch.readBigInt64BE(35);
+    const lastOffset = baseOffset + BigInt(specs.length - 1);
+    const a = this.active;
+    let rollReason: RollReason | null = null;
+    if (a) {
+      rollReason = decideRoll(this.rollState(a), { size, maxTimestamp, lastOffset }, cfg, now);
+      // Rolling an empty segment would recreate it under the same name (Kafka KAFKA-6388): append to it instead.
+      if (rollReason && a.size === 0 && a.baseOffset === baseOffset) rollReason = null;
+    }
+    const rolled = rollReason !== null || a === null;
+    const segBase = rolled ? baseOffset : a!.baseOffset;
+    const position = rolled ? 0 : a!.size;
+    // §9.1: entry when the bytes since the last entry exceed index.interval.bytes before this append.
+    const bytesSince = rolled ? 0 : a!.bytesSinceLastIndexEntry;
+    const indexEntry = bytesSince > cfg['index.interval.bytes'];
+    const latest = this.epochs.length ? this.epochs[this.epochs.length - 1]! : null;
+    const leaderEpochEntry = latest === null || this.currentEpoch > latest.epoch ? { epoch: this.currentEpoch, startOffset: baseOffset } : null;
+    const plan: AppendPlan = {
+      baseOffset,
+      lastOffset,
+      recordCount: specs.length,
+      position,
+      size,
+      segmentBaseOffset: segBase,
+      segmentFile: join(this.dir, segmentFileName(segBase, '.log')),
+      rolled,
+      rollReason: a === null ? null : rollReason,
+      timestampType,
+      maxTimestamp,
+      compression,
+      partitionLeaderEpoch: this.currentEpoch,
+      indexEntry,
+      leaderEpochEntry,
+      removesCleanShutdownMarker: this.cleanShutdownPresent,
+      logEndOffset: lastOffset + 1n,
+    };
+    return { plan, batch };
+  }
+
+  private rollState(a: ActiveSegmentState): RollSegmentState {
+    return {
+      baseOffset: a.baseOffset,
+      size: a.size,
+      firstBatchMaxTimestamp: a.firstBatchMaxTimestamp,
+      createdMs: a.createdMs,
+      jitterMs: a.jitterMs,
+      offsetIndexEntries: a.offsetIndexEntries,
+      timeIndexEntries: a.timeRegularEntries,
+    };
+  }
+
+  /** Steps shared by every write: drop the clean-shutdown marker (a broker does it at startup). */
+  private beginWrite(): void {
+    if (this.cleanShutdownPresent) {
+      const marker = join(this.logDir, CLEAN_SHUTDOWN_FILE);
+      this.step('remove-clean-shutdown', marker);
+      try {
+        unlinkSync(marker);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(err, marker, 'cannot remove the clean-shutdown marker');
+      }
+      fsyncDirectory(this.logDir);
+      this.cleanShutdownPresent = false;
+    }
+  }
+
+  private writeLeaderEpoch(entry: LeaderEpochEntry): void {
+    const path = join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
+    this.step('leader-epoch', path);
+    const next = [...this.epochs, entry];
+    writeLeaderEpochCheckpoint(path, next, { fault: this.stepper.sub('leader-epoch') });
+    this.epochs = next;
+  }
+
+  private openFiles(a: ActiveSegmentState): OpenFiles {
+    if (this.files) return this.files;
+    if (!a.indexFilesExist) {
+      this.step('create-index-files', a.indexPath);
+      for (const p of [a.indexPath, a.timeIndexPath]) if (!existsSync(p)) createEmptyFile(p);
+      fsyncDirectory(this.dir);
+      a.indexFilesExist = true;
+    }
+    const log = openSync(a.logPath, 'r+');
+    let index = -1;
+    try {
+      index = openSync(a.indexPath, 'r+');
+      const timeindex = openSync(a.timeIndexPath, 'r+');
+      this.files = { log, index, timeindex };
+    } catch (err) {
+      closeSync(log);
+      if (index >= 0) closeSync(index);
+      throw err;
+    }
+    return this.files;
+  }
+
+  /**
+   * Finishes the active segment (final time-index entry, trimmed and fsynced indexes and `.log`) and
+   * creates a new empty one at the LEO (Kafka `LocalLog.roll` + `LogSegment.onBecomeInactiveSegment`).
+   */
+  private rollSegment(): void {
+    const old = this.active;
+    if (old && old.size > 0) {
+      this.step('roll-trim-index', old.timeIndexPath);
+      const f = this.openFiles(old);
+      this.writeTimeIndexTail(f, old, null, true);
+      ftruncateSync(f.index, old.offsetIndexEntries * OFFSET_INDEX_ENTRY_SIZE);
+      fsyncSync(f.log);
+      fsyncSync(f.index);
+      fsyncSync(f.timeindex);
+    }
+    this.closeFiles();
+    const base = this.leo;
+    const name = segmentFileName(base, '');
+    const next: ActiveSegmentState = {
+      baseOffset: base,
+      logPath: join(this.dir, `${name}.log`),
+      indexPath: join(this.dir, `${name}.index`),
+      timeIndexPath: join(this.dir, `${name}.timeindex`),
+      size: 0,
+      indexFilesExist: true,
+      firstBatchMaxTimestamp: null,
+      createdMs: this.clock(),
+      jitterMs: segmentJitter(this.config.config, this.random),
+      offsetIndexEntries: 0,
+      bytesSinceLastIndexEntry: 0,
+      timeRegularEntries: 0,
+      lastRegularTimestamp: -1n,
+      timeFinal: null,
+      maxTimestamp: -1n,
+      offsetOfMaxTimestamp: -1n,
+    };
+    if (old && old.baseOffset === base) {
+      // Only when the active segment is empty; nothing to create.
+      return;
+    }
+    this.step('roll-create-segment', next.logPath);
+    // The .log first: a crash after it leaves an empty active segment, which opens fine without indexes.
+    createEmptyFile(next.logPath);
+    createEmptyFile(next.indexPath);
+    createEmptyFile(next.timeIndexPath);
+    this.step('roll-fsync-dir', this.dir);
+    fsyncDirectory(this.dir);
+    this.active = next;
+  }
+
+  /**
+   * Rewrites the tail of the time index after its regular entries: `[newRegular?][final?]`, where the
+   * final entry is `(maxTimestamp, offsetOfMax)` when it is above the last regular entry. Writes only
+   * when the bytes change.
+   */
+  private writeTimeIndexTail(f: OpenFiles, a: ActiveSegmentState, newRegular: { timestamp: bigint; offset: bigint } | null, trimOnly = false): boolean {
+    const lastRegularTs = newRegular ? newRegular.timestamp : a.lastRegularTimestamp;
+    const final = a.maxTimestamp > lastRegularTs ? { timestamp: a.maxTimestamp, offset: a.offsetOfMaxTimestamp } : null;
+    const tail = [...(newRegular ? [newRegular] : []), ...(final ? [final] : [])];
+    const same = newRegular === null && ((final === null && a.timeFinal === null) || (final !== null && a.timeFinal !== null && final.timestamp === a.timeFinal.timestamp && final.offset === a.timeFinal.offset));
+    const start = a.timeRegularEntries * TIME_INDEX_ENTRY_SIZE;
+    if (!same) {
+      if (!trimOnly) this.step('write-timeindex', a.timeIndexPath);
+      const buf = Buffer.alloc(tail.length * TIME_INDEX_ENTRY_SIZE);
+      tail.forEach((e, i) => {
+        buf.writeBigInt64BE(e.timestamp, i * TIME_INDEX_ENTRY_SIZE);
+        buf.writeInt32BE(Number(e.offset - a.baseOffset), i * TIME_INDEX_ENTRY_SIZE + 8);
+      });
+      writeAt(f.timeindex, buf, start);
+    }
+    ftruncateSync(f.timeindex, start + tail.length * TIME_INDEX_ENTRY_SIZE);
+    if (newRegular) {
+      a.timeRegularEntries++;
+      a.lastRegularTimestamp = newRegular.timestamp;
+    }
+    a.timeFinal = final;
+    return !same;
+  }
+
+  /** Writes one batch into the active segment with its index entries (Kafka `LogSegment.append`). */
+  private appendBatch(batch: Buffer, plan: AppendPlan): void {
+    const a = this.active!;
+    const f = this.openFiles(a);
+    this.step('write-log', a.logPath);
+    const onDisk = fstatSync(f.log).size;
+    if (onDisk !== a.size) throw new KlxError('io-error', `the .log changed outside this writer (expected ${a.size} bytes, found ${onDisk}); close and reopen the folder`, { file: a.logPath });
+    writeAt(f.log, batch, a.size);
+    this.step('fsync-log', a.logPath);
+    fsyncSync(f.log);
+
+    const position = a.size;
+    a.size += batch.length;
+    if (a.firstBatchMaxTimestamp === null) a.firstBatchMaxTimestamp = plan.maxTimestamp;
+    if (plan.maxTimestamp > a.maxTimestamp) {
+      a.maxTimestamp = plan.maxTimestamp;
+      a.offsetOfMaxTimestamp = plan.lastOffset;
+    }
+    let newRegular: { timestamp: bigint; offset: bigint } | null = null;
+    let wrote = false;
+    const indexBytes = this.config.config['segment.index.bytes'];
+    if (plan.indexEntry && a.offsetIndexEntries < Math.floor(indexBytes / OFFSET_INDEX_ENTRY_SIZE)) {
+      this.step('write-index', a.indexPath);
+      const e = Buffer.alloc(OFFSET_INDEX_ENTRY_SIZE);
+      e.writeInt32BE(Number(plan.lastOffset - a.baseOffset), 0);
+      e.writeInt32BE(position, 4);
+      writeAt(f.index, e, a.offsetIndexEntries * OFFSET_INDEX_ENTRY_SIZE);
+      a.offsetIndexEntries++;
+      a.bytesSinceLastIndexEntry = 0;
+      wrote = true;
+      if (a.maxTimestamp > a.lastRegularTimestamp && a.timeRegularEntries < Math.floor(indexBytes / TIME_INDEX_ENTRY_SIZE) - 1) {
+        newRegular = { timestamp: a.maxTimestamp, offset: a.offsetOfMaxTimestamp };
+      }
+    }
+    a.bytesSinceLastIndexEntry += batch.length;
+    if (this.writeTimeIndexTail(f, a, newRegular)) wrote = true;
+    if (wrote) {
+      this.step('fsync-index', a.indexPath);
+      fsyncSync(f.index);
+      fsyncSync(f.timeindex);
+    }
+    this.leo = plan.lastOffset + 1n;
+  }
+
+  /** recovery point = LEO (everything is fsynced); high watermark = LEO when the log dir tracks it. */
+  private updateCheckpoints(): void {
+    const rp = join(this.logDir, RECOVERY_POINT_CHECKPOINT_FILE);
+    this.step('checkpoint', rp);
+    updateOffsetCheckpointEntry(this.logDir, RECOVERY_POINT_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint') });
+    const hw = join(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE);
+    if (existsSync(hw)) {
+      this.step('checkpoint-hw', hw);
+      updateOffsetCheckpointEntry(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint-hw'), onlyIfPresent: true });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking a folder before writing
+
+interface Inspection {
+  active: ActiveSegmentState | null;
+  logEndOffset: bigint;
+  currentEpoch: number;
+}
+
+/** The log-dir and partition checkpoints this module rewrites. */
+const REWRITTEN_FILES = new Set([LEADER_EPOCH_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE]);
+
+/**
+ * Checks that a broker's recovery would change nothing that matters before we append (see the
+ * module comment), and loads the active segment's state. Reads only.
+ */
+function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () => number): Inspection {
+  const dir = log.dir;
+  for (const t of log.listing.transient) {
+    if (t.suffix === 'tmp') continue; // a checkpoint replacement cut short: harmless, overwritten by the next write
+    throw needsRepair('invalid-argument', dir, `leftover .${t.suffix} file ${t.name} from an interrupted ${t.suffix === 'deleted' ? 'deletion' : 'compaction'}`, { file: join(dir, t.name) });
+  }
+  for (const o of log.listing.orphanIndexes) {
+    throw needsRepair('invalid-argument', dir, `index file ${o.name} has no .log (left by an interrupted operation)`, { file: join(dir, o.name) });
+  }
+  for (const p of log.problems) {
+    if (REWRITTEN_FILES.has(basename(p.file)) && p.code !== 'leftover-file' && p.code !== 'orphan-index') {
+      throw needsRepair(p.code, dir, `cannot read ${basename(p.file)}: ${p.reason}`, { file: p.file, ...(p.position !== undefined ? { position: p.position } : {}) });
+    }
+  }
+  const segments = log.segments;
+  const epochs = log.leaderEpochs;
+  const latestEpoch = epochs.length ? Math.max(...epochs.map((e) => e.epoch)) : -1;
+  if (segments.length === 0) {
+    return { active: null, logEndOffset: log.logStartOffset, currentEpoch: Math.max(latestEpoch, 0) };
+  }
+
+  const active = segments[segments.length - 1]!;
+  const activeIdx = segments.length - 1;
+  const name = segmentFileName(active.baseOffset, '');
+  const logSize = active.files.logSize;
+
+  // Active segment indexes: present (unless the segment is empty) and trimmed.
+  const indexMissing = active.files.indexSize < 0;
+  const timeMissing = active.files.timeindexSize < 0;
+  if ((indexMissing || timeMissing) && logSize > 0) {
+    throw needsRepair('corrupt-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (a broker rebuilds it at startup)`, { file: indexMissing ? active.files.index : active.files.timeindex });
+  }
+  const oi = active.offsetIndex();
+  const ti = active.timeIndex();
+  for (const [file, idx, kind, entrySize] of [[active.files.index, oi, 'offset index', OFFSET_INDEX_ENTRY_SIZE], [active.files.timeindex, ti, 'time index', TIME_INDEX_ENTRY_SIZE]] as const) {
+    const p = idx.problems[0];
+    if (p) throw needsRepair('corrupt-index', dir, `${name} ${kind}: ${p.reason}`, { file, position: p.position, details: { kind: p.kind } });
+    if (idx.trailingZeroEntries > 0) {
+      throw needsRepair('corrupt-index', dir, `${name} ${kind} is preallocated (${idx.trailingZeroEntries} empty slots after ${idx.entries.length} entries): the broker did not shut down cleanly`, { file, position: idx.entries.length * entrySize });
+    }
+  }
+  if (logSize === 0 && (oi.entries.length > 0 || ti.entries.length > 0)) {
+    throw needsRepair('corrupt-index', dir, `the active segment's .log is empty but its indexes have entries`, { file: oi.entries.length ? active.files.index : active.files.timeindex });
+  }
+
+  // Kafka's recovery re-validates every segment from the one holding the recovery point (all of
+  // them without one): make sure it would not truncate anything appended after it. Data below the
+  // recovery point was flushed and checked by whoever set it, as a broker trusts it.
+  const rp = log.recoveryPoint;
+  let firstIdx = 0;
+  let firstPos = 0;
+  if (rp !== null && rp >= segments[0]!.baseOffset) {
+    const seg = log.segmentFor(rp)!;
+    firstIdx = segments.indexOf(seg);
+    firstPos = seg.positionFor(rp);
+  }
+  type Scan = { ok: true; last: BatchHeader | null; maxTs: bigint; offsetOfMax: bigint } | { ok: false; dataDamage: boolean; err: KlxError };
+  let lastHeader: BatchHeader | null = null;
+  let maxTs = -1n;
+  let offsetOfMax = -1n;
+  let scannedActiveFrom = 0;
+  for (let i = firstIdx; i < segments.length; i++) {
+    const seg = segments[i]!;
+    const segName = segmentFileName(seg.baseOffset, '.log');
+    const nextBase = i + 1 < segments.length ? segments[i + 1]!.baseOffset : null;
+    const isActive = i === activeIdx;
+    const run = (start: number): Scan => {
+      let prevLast: bigint | null = null;
+      let last: BatchHeader | null = null;
+      let mts = -1n;
+      let mOff = -1n;
+      // Active segment: offset-index entries at/after `start` must name batch starts and their last offsets.
+      const toCheck = isActive ? oi.entries.filter((e) => e.position >= start) : [];
+      let j = 0;
+      const badIndex = (reason: string): Scan => ({
+        ok: false,
+        dataDamage: false,
+        err: needsRepair('corrupt-index', dir, `${name}.index entry (offset ${toCheck[j]!.offset}, position ${toCheck[j]!.position}) ${reason}`, { file: active.files.index, position: oi.entries.indexOf(toCheck[j]!) * OFFSET_INDEX_ENTRY_SIZE }),
+      });
+      for (const e of scanLogFile(seg.files.log, { start, verifyCrc: true, resync: false })) {
+        if (e.type !== 'batch') {
+          return { ok: false, dataDamage: true, err: needsRepair(e.code, dir, `${segName}: ${e.reason}`, { file: seg.files.log, position: e.position, details: { damage: e.type, size: e.size } }) };
+        }
+        const h = e.header;
+        if (h.crcValid === false) return { ok: false, dataDamage: true, err: needsRepair('crc-mismatch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} fails its CRC`, { file: seg.files.log, position: h.position }) };
+        if (h.baseOffset < seg.baseOffset || h.lastOffset - seg.baseOffset > BigInt(MAX_RELATIVE_OFFSET) || (prevLast !== null && h.baseOffset <= prevLast) || (nextBase !== null && h.lastOffset >= nextBase)) {
+          return {
+            ok: false,
+            dataDamage: true,
+            err: needsRepair('corrupt-batch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} (offsets ${h.baseOffset}..${h.lastOffset}) is out of order or outside the segment`, { file: seg.files.log, position: h.position }),
+          };
+        }
+        if (j < toCheck.length) {
+          if (toCheck[j]!.position < h.position) return badIndex('points inside a batch');
+          if (toCheck[j]!.position === h.position) {
+            // The key is the largest offset of the append that started there: this batch's last
+            // offset, or a later one when the append carried several batches (replica fetch, cleaner).
+            if (toCheck[j]!.offset < h.lastOffset) return badIndex(`names an offset below ${h.lastOffset}, the last offset of the batch there`);
+            j++;
+          }
+        }
+        prevLast = h.lastOffset;
+        last = h;
+        if (h.maxTimestamp > mts) {
+          mts = h.maxTimestamp;
+          mOff = h.lastOffset;
+        }
+      }
+      if (j < toCheck.length) return badIndex('does not point at a batch');
+      const lastEntry = toCheck[toCheck.length - 1];
+      if (lastEntry && last && lastEntry.offset > last.lastOffset) {
+        j = toCheck.length - 1;
+        return badIndex(`names an offset beyond the last batch (${last.lastOffset})`);
+      }
+      return { ok: true, last, maxTs: mts, offsetOfMax: mOff };
+    };
+    const from = i === firstIdx ? firstPos : 0;
+    let r = run(from);
+    let usedFrom = from;
+    if (!r.ok && r.dataDamage && from > 0) {
+      // The position came from an index lookup; check the whole segment before blaming the data.
+      r = run(0);
+      usedFrom = 0;
+    }
+    if (!r.ok) throw r.err;
+    if (isActive) {
+      lastHeader = r.last;
+      maxTs = r.maxTs;
+      offsetOfMax = r.offsetOfMax;
+      scannedActiveFrom = usedFrom;
+    }
+  }
+  const logEndOffset = lastHeader ? lastHeader.lastOffset + 1n : active.baseOffset;
+  const lastTime = ti.entries[ti.entries.length - 1];
+  if (lastTime && lastTime.offset >= logEndOffset) {
+    throw needsRepair('corrupt-index', dir, `${name}.timeindex names offset ${lastTime.offset}, at or beyond the log end offset ${logEndOffset}`, { file: active.files.timeindex, position: (ti.entries.length - 1) * TIME_INDEX_ENTRY_SIZE });
+  }
+
+  // Largest timestamp so far: exact when the whole segment was read, else Kafka's way (the last
+  // time-index entry, raised only by a strictly larger batch read after it).
+  if (scannedActiveFrom > 0 && lastTime && lastTime.timestamp >= maxTs) {
+    maxTs = lastTime.timestamp;
+    offsetOfMax = lastTime.offset;
+  }
+  const lastOffsetEntry = oi.entries[oi.entries.length - 1];
+  // A trailing time entry after the last offset-index entry can only be a final (close/roll) entry.
+  const finalOnDisk = lastTime !== undefined && (lastOffsetEntry === undefined || lastTime.offset > lastOffsetEntry.offset);
+  const regular = ti.entries.length - (finalOnDisk ? 1 : 0);
+  const first = logSize > 0 ? active.firstBatch() : null;
+  const state: ActiveSegmentState = {
+    baseOffset: active.baseOffset,
+    logPath: active.files.log,
+    indexPath: active.files.index,
+    timeIndexPath: active.files.timeindex,
+    size: logSize,
+    indexFilesExist: !indexMissing && !timeMissing,
+    firstBatchMaxTimestamp: first ? first.maxTimestamp : null,
+    createdMs: nowMs,
+    jitterMs: segmentJitter(log.config.config, random),
+    offsetIndexEntries: oi.entries.length,
+    bytesSinceLastIndexEntry: logSize - (lastOffsetEntry?.position ?? 0),
+    timeRegularEntries: regular,
+    lastRegularTimestamp: regular > 0 ? ti.entries[regular - 1]!.timestamp : -1n,
+    timeFinal: finalOnDisk ? { timestamp: lastTime!.timestamp, offset: lastTime!.offset } : null,
+    maxTimestamp: maxTs,
+    offsetOfMaxTimestamp: offsetOfMax,
+  };
+  const lastEpoch = lastHeader && lastHeader.magic === 2 ? lastHeader.partitionLeaderEpoch : -1;
+  return { active: state, logEndOffset, currentEpoch: Math.max(latestEpoch, lastEpoch, 0) };
+}

@@ -1,0 +1,526 @@
+/**
+ * Startup recovery of a partition folder, planned without touching anything (spec §10.3, §10.4;
+ * Kafka's `LogLoader.load`, `removeTempFilesAndCollectSwapFiles`, `loadSegmentFiles`, `recoverLog`
+ * and `LogSegment.recover`). {@link planRecovery} reads the folder and returns the explicit list of
+ * actions that `applyRecovery` (recovery.ts) executes, in an order that is safe to interrupt.
+ *
+ * What a broker does, and what the plan does:
+ * 1. Leftovers (pass 1): delete `*.deleted`; delete the `.swap` files of an incomplete split (base
+ *    offset ≥ the smallest `.cleaned` base), then every `.cleaned` file. Also stale `*.tmp` files.
+ * 2. Swaps (pass 2): a remaining `N.log.swap` is complete cleaner/split output. Files of old segments
+ *    whose base offset lies in `[min swap base, max swap end)` are deleted, then the swaps are renamed
+ *    to their final names — in **descending** base order, so that after a crash the range computed
+ *    from the swaps still left never covers a segment already renamed. Index `.swap` files are
+ *    deleted and the indexes rebuilt from the new `.log` (they are derived data).
+ * 3. Orphan indexes (pass 3) are deleted; a segment with a missing, corrupt, stale or untrimmed
+ *    index gets its indexes rebuilt.
+ * 4. Without a clean-shutdown marker, every segment from the one holding the recovery point on is
+ *    re-validated and its indexes rebuilt as a broker writes them (`buildOffsetIndexEntries`,
+ *    `buildTimeIndexEntries` with the final entry, trimmed). Any segment with damage is validated
+ *    too, whatever the marker says.
+ * 5. Truncation. A valid record is never dropped by default: a segment is cut only where everything
+ *    from the first invalid batch to the end of the file is not a valid batch (a partial or zeroed
+ *    tail). A corrupt region with valid batches after it is reported in `unresolved` and left alone,
+ *    unless `truncateAtCorruption` asks for the broker's behaviour: cut at the first invalid batch and
+ *    delete every later segment (their records are counted in the plan).
+ * 6. An empty segment is created at the log start offset when none is left; leader-epoch entries
+ *    starting after the new log end offset and producer snapshots beyond it are removed.
+ *
+ * Action order (each action is atomic, and a crash between two actions leaves a folder whose next
+ * plan finishes the job): temp/leftover deletes → incomplete swaps before `.cleaned` → old segments
+ * replaced by swaps → swap renames (descending) → orphan indexes → later segments (newest first, only
+ * with `truncateAtCorruption`) → index rebuilds (computed from the batches that stay, so they are
+ * already right for the truncated file) → truncations → empty segment → leader epochs → snapshots.
+ */
+import { join } from 'node:path';
+import { KlxError } from '../errors.ts';
+import { scanLogFile } from '../format/log-reader.ts';
+import { parseSegmentFileName, segmentFileName } from '../files/file-names.ts';
+import { readFileBytes } from '../files/fsync-write.ts';
+import { buildOffsetIndexEntries, encodeOffsetIndex, type IndexableBatch, type OffsetIndexEntry } from '../files/offset-index.ts';
+import { buildTimeIndexEntries, encodeTimeIndex, type TimeIndexEntry } from '../files/time-index.ts';
+import { encodeTxnIndex, type AbortedTxn } from '../files/txn-index.ts';
+import type { EpochEntry as LeaderEpochEntry } from '../files/checkpoint.ts';
+import { PartitionLog, tpKey } from './partition-log.ts';
+import { expectedTxnEntries, newScanContext, scanSegment, type SegmentFilesRef, type SegmentScan } from './verify.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Plan types
+
+/** Why a file is deleted. */
+export type DeleteReason = 'temp' | 'deleted' | 'incomplete-swap' | 'cleaned' | 'replaced-by-swap' | 'swap-index' | 'orphan-index' | 'stale-snapshot';
+
+/** Delete one file (absolute path). `size` is its size in bytes when planned. */
+export interface DeleteFileAction {
+  type: 'delete-file';
+  file: string;
+  size: number;
+  why: DeleteReason;
+  reason: string;
+}
+
+/** Rename a completed swap file to its final name (`N.log.swap` → `N.log`). */
+export interface RenameAction {
+  type: 'rename';
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/** Delete a whole segment (only with `truncateAtCorruption`): its index files first, then the `.log`. */
+export interface DeleteSegmentAction {
+  type: 'delete-segment';
+  baseOffset: bigint;
+  /** Files to delete, in order (absolute paths). */
+  files: string[];
+  /** Valid batches and records the segment holds (what is dropped). */
+  batches: number;
+  records: number;
+  reason: string;
+}
+
+/** Rewrite some of a segment's index files, trimmed, from the entries computed at plan time. */
+export interface RebuildIndexesAction {
+  type: 'rebuild-indexes';
+  baseOffset: bigint;
+  /** The segment's `.log` (final name). */
+  log: string;
+  /** Size of the `.log` in bytes when planned; applying checks it is unchanged. */
+  logSize: number;
+  index?: { file: string; entries: OffsetIndexEntry[] };
+  timeindex?: { file: string; entries: TimeIndexEntry[] };
+  txnindex?: { file: string; entries: AbortedTxn[] };
+  reason: string;
+}
+
+/** Cut a `.log` to `toBytes` bytes. */
+export interface TruncateLogAction {
+  type: 'truncate-log';
+  file: string;
+  baseOffset: bigint;
+  fromBytes: number;
+  toBytes: number;
+  /** `invalid-tail`: only bytes that are not batches go; `corruption`: valid batches after the first invalid one go too. */
+  kind: 'invalid-tail' | 'corruption';
+  /** Valid batches and records dropped (0 for an invalid tail). */
+  droppedBatches: number;
+  droppedRecords: number;
+  /** Log end offset of this segment after the cut. */
+  nextOffset: bigint;
+  reason: string;
+}
+
+/** Create an empty segment (`.log`, `.index`, `.timeindex`, all 0 bytes). */
+export interface CreateSegmentAction {
+  type: 'create-segment';
+  baseOffset: bigint;
+  files: { log: string; index: string; timeindex: string };
+  reason: string;
+}
+
+/** Rewrite `leader-epoch-checkpoint` without entries that start after the log end. */
+export interface WriteLeaderEpochsAction {
+  type: 'write-leader-epochs';
+  file: string;
+  entries: LeaderEpochEntry[];
+  removed: LeaderEpochEntry[];
+  reason: string;
+}
+
+/** One step of a recovery plan. */
+export type RecoveryAction = DeleteFileAction | RenameAction | DeleteSegmentAction | RebuildIndexesAction | TruncateLogAction | CreateSegmentAction | WriteLeaderEpochsAction;
+
+/** Something the plan reports but does not change. */
+export interface PlanNote {
+  /** `needs-truncate-flag`: corruption with valid batches after it; `kafka-differs`: a broker would do more; `cannot-rebuild`: offsets do not allow an index. */
+  kind: 'needs-truncate-flag' | 'kafka-differs' | 'cannot-rebuild';
+  file: string;
+  position?: number;
+  reason: string;
+}
+
+/** The result of {@link planRecovery}. Applying it is `applyRecovery(plan)`. */
+export interface RecoveryPlan {
+  dir: string;
+  topic: string;
+  partition: number;
+  /** The log directory had `.kafka_cleanshutdown`. */
+  cleanShutdown: boolean;
+  /** From `recovery-point-offset-checkpoint` (null: none, a broker then uses 0). */
+  recoveryPoint: bigint | null;
+  truncateAtCorruption: boolean;
+  actions: RecoveryAction[];
+  /** Damage the plan leaves in place (see {@link PlanNote}); empty when the folder ends up clean. */
+  unresolved: PlanNote[];
+  /** Where Kafka itself would act differently. */
+  notes: PlanNote[];
+  logEndOffsetBefore: bigint;
+  logEndOffsetAfter: bigint;
+  /** Segments read while planning, and their errors/warnings. */
+  segmentsScanned: number;
+  findingCounts: { error: number; warning: number; info: number };
+}
+
+/** Options of {@link planRecovery}. */
+export interface PlanRecoveryOptions {
+  /** Broker behaviour: truncate at the first invalid batch even when valid batches follow, and delete later segments. */
+  truncateAtCorruption?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: { bytesDone: number; bytesTotal: number; file: string }) => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+/**
+ * The batches an index is rebuilt from: the CRC-valid batches of `log` before byte `limit`, in file
+ * order (damaged regions skipped). Streams the file; nothing is kept.
+ */
+export function* validBatchesOf(log: string, limit: number): Generator<IndexableBatch> {
+  for (const e of scanLogFile(log, { verifyCrc: true, end: limit })) {
+    if (e.type === 'batch' && e.header.crcValid !== false) {
+      yield { position: e.header.position, size: e.header.size, lastOffset: e.header.lastOffset, maxTimestamp: e.header.maxTimestamp };
+    }
+  }
+}
+
+/** Offset after the last batch of a `.log` (any CRC), or `base` when none: Kafka's `readNextOffset` for a swap file. */
+function nextOffsetOfFile(log: string, base: bigint): bigint {
+  let next = base;
+  for (const e of scanLogFile(log, { verifyCrc: false, resync: false })) if (e.type === 'batch') next = e.header.lastOffset + 1n;
+  return next;
+}
+
+function sameBytes(a: Uint8Array | null, b: Uint8Array): boolean {
+  return a !== null && Buffer.compare(a, b) === 0;
+}
+
+function fileBytesOrNull(path: string | null): Buffer | null {
+  if (!path) return null;
+  try {
+    return readFileBytes(path);
+  } catch (err) {
+    if (err instanceof KlxError && err.code === 'not-found') return null;
+    throw err;
+  }
+}
+
+/**
+ * Plans the recovery of one partition folder. Reads every `.log` once (CRC, framing, offsets) plus
+ * the index files; touches nothing.
+ * @param target an opened partition, or the path of a partition folder.
+ * @returns the plan; `actions` is empty for a folder that needs nothing.
+ * @throws KlxError `not-found` / `not-a-log-dir` for a bad path (see `PartitionLog.open`);
+ *   `cancelled` when `opts.signal` aborts; `io-error` when a file cannot be read.
+ */
+export async function planRecovery(target: PartitionLog | string, opts: PlanRecoveryOptions = {}): Promise<RecoveryPlan> {
+  const log = typeof target === 'string' ? PartitionLog.open(target) : target;
+  const dir = log.dir;
+  const l = log.listing;
+  const truncateAtCorruption = opts.truncateAtCorruption ?? false;
+  const cleanShutdown = log.checkpoints.cleanShutdown;
+  const interval = log.config.config['index.interval.bytes'];
+  const key = tpKey(log.topic, log.partition);
+
+  // The folder as it will be after each step: name → size.
+  const present = new Map<string, number>();
+  for (const s of l.segments) for (const f of [s.log, s.index, s.timeindex, s.txnindex]) if (f) present.set(f.name, f.size);
+  for (const f of [...l.orphanIndexes, ...l.snapshots, ...l.transient, ...l.metadata]) present.set(f.name, f.size);
+
+  const early: RecoveryAction[] = [];
+  const del = (name: string, why: DeleteReason, reason: string) => {
+    early.push({ type: 'delete-file', file: join(dir, name), size: present.get(name) ?? 0, why, reason });
+    present.delete(name);
+  };
+
+  // Pass 1: temp files, .deleted, incomplete swaps, .cleaned.
+  for (const t of l.transient.filter((t) => t.suffix === 'tmp')) del(t.name, 'temp', 'partially written replacement left by an interrupted write (the real file is intact)');
+  for (const t of l.transient.filter((t) => t.suffix === 'deleted')) del(t.name, 'deleted', 'already removed from the log; a broker deletes .deleted files at startup');
+  const cleaned = l.transient.filter((t) => t.suffix === 'cleaned');
+  const minCleaned = cleaned.reduce<bigint | null>((m, t) => (t.baseOffset !== undefined && (m === null || t.baseOffset < m) ? t.baseOffset : m), null);
+  const swaps = l.transient.filter((t) => t.suffix === 'swap');
+  const validSwaps = swaps.filter((s) => {
+    if (minCleaned !== null && s.baseOffset !== undefined && s.baseOffset >= minCleaned) {
+      del(s.name, 'incomplete-swap', `part of an incomplete split: base offset ≥ ${minCleaned}, the smallest .cleaned base (the original segment is still there)`);
+      return false;
+    }
+    return true;
+  });
+  for (const c of cleaned) del(c.name, 'cleaned', 'incomplete cleaner or split output (the original segments are still there)');
+
+  // Pass 2: complete the valid swaps.
+  const renamed = new Set<bigint>();
+  const logSwaps = validSwaps.filter((s) => s.kind === 'log' && s.baseOffset !== undefined);
+  if (logSwaps.length > 0) {
+    let minSwap: bigint | null = null;
+    let maxSwap: bigint | null = null;
+    for (const s of logSwaps) {
+      const b = s.baseOffset!;
+      const next = nextOffsetOfFile(join(dir, s.name), b);
+      if (minSwap === null || b < minSwap) minSwap = b;
+      if (maxSwap === null || next > maxSwap) maxSwap = next;
+    }
+    for (const name of [...present.keys()].sort()) {
+      const p = parseSegmentFileName(name);
+      if (!p || p.transient) continue;
+      if (p.baseOffset >= minSwap! && p.baseOffset < maxSwap!) del(name, 'replaced-by-swap', `replaced by the cleaned/split segments covering offsets ${minSwap}..${maxSwap! - 1n} (a broker deletes it before completing the swap)`);
+    }
+  }
+  for (const s of validSwaps.filter((s) => s.kind !== 'log')) del(s.name, 'swap-index', 'index of a swapped-in segment: deleted and rebuilt from its .log');
+  const renames: RenameAction[] = [];
+  for (const s of [...logSwaps].sort((a, b) => (a.baseOffset! > b.baseOffset! ? -1 : 1))) {
+    const finalName = s.name.slice(0, -'.swap'.length);
+    if (present.has(finalName)) {
+      // An empty swap covers no offsets, so no old segment fell in its range: renaming it would
+      // replace a segment that still holds data (Kafka's rename would). Keep the data instead.
+      del(s.name, 'incomplete-swap', `holds no batch, so it replaces nothing; ${finalName} is kept`);
+      continue;
+    }
+    renames.push({ type: 'rename', from: join(dir, s.name), to: join(dir, finalName), reason: 'complete the swap of cleaner/split output (descending base order)' });
+    present.set(finalName, present.get(s.name) ?? 0);
+    present.delete(s.name);
+    renamed.add(s.baseOffset!);
+  }
+  early.push(...renames);
+
+  // Pass 3: segments as they will be; orphan indexes.
+  const bases = [...present.keys()]
+    .map((n) => ({ n, p: parseSegmentFileName(n) }))
+    .filter((x) => x.p && !x.p.transient && x.p.kind === 'log')
+    .map((x) => x.p!.baseOffset)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const baseSet = new Set(bases);
+  for (const name of [...present.keys()].sort()) {
+    const p = parseSegmentFileName(name);
+    if (p && !p.transient && (p.kind === 'index' || p.kind === 'timeindex' || p.kind === 'txnindex') && !baseSet.has(p.baseOffset)) {
+      del(name, 'orphan-index', `${p.kind} file without ${segmentFileName(p.baseOffset, '.log')}: a broker deletes it at startup`);
+    }
+  }
+  const refs: SegmentFilesRef[] = bases.map((b, i) => {
+    const name = (suffix: string) => segmentFileName(b, suffix);
+    const has = (suffix: string) => (present.has(name(suffix)) ? join(dir, name(suffix)) : null);
+    return {
+      baseOffset: b,
+      log: renamed.has(b) ? join(dir, name('.log.swap')) : join(dir, name('.log')),
+      index: has('.index'),
+      timeindex: has('.timeindex'),
+      txnindex: has('.txnindex'),
+      indexPath: join(dir, name('.index')),
+      timeindexPath: join(dir, name('.timeindex')),
+      txnindexPath: join(dir, name('.txnindex')),
+      isActive: i === bases.length - 1,
+    };
+  });
+
+  // Pass 4: validate, decide truncations and rebuilds.
+  const rp = log.recoveryPoint;
+  let recoverFrom = 0;
+  for (let i = 0; i < bases.length; i++) if (bases[i]! <= (rp ?? 0n)) recoverFrom = i;
+  const ctx = newScanContext(cleanShutdown);
+  const bytesTotal = refs.reduce((s, r) => s + (present.get(segmentFileName(r.baseOffset, '.log')) ?? 0), 0);
+  let bytesBefore = 0;
+  const laterDeletes: DeleteSegmentAction[] = [];
+  const rebuilds: RebuildIndexesAction[] = [];
+  const truncations: TruncateLogAction[] = [];
+  const unresolved: PlanNote[] = [];
+  const notes: PlanNote[] = [];
+  const counts = { error: 0, warning: 0, info: 0 };
+  let cutAt: number | null = null;
+  let logEndBefore: bigint | null = null;
+  let logEndAfter: bigint | null = null;
+  let scanned = 0;
+
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i]!;
+    const finalLog = join(dir, segmentFileName(ref.baseOffset, '.log'));
+    if (cutAt !== null) {
+      // Broker behaviour after a truncation: every later segment goes.
+      let batches = 0;
+      let records = 0;
+      let next: bigint | null = null;
+      for (const e of scanLogFile(ref.log, { verifyCrc: true })) {
+        if (e.type === 'batch' && e.header.crcValid !== false) {
+          batches++;
+          records += e.header.recordCount;
+          next = e.header.lastOffset + 1n;
+        }
+      }
+      if (ref.isActive) logEndBefore = next ?? ref.baseOffset;
+      const files = [ref.txnindex, ref.timeindex, ref.index].filter((f): f is string => f !== null);
+      files.push(finalLog);
+      laterDeletes.unshift({
+        type: 'delete-segment',
+        baseOffset: ref.baseOffset,
+        files,
+        batches,
+        records,
+        reason: `after the truncation of segment ${refs[cutAt]!.baseOffset}, a broker deletes every later segment (${batches} valid batch${batches === 1 ? '' : 'es'}, ${records} record${records === 1 ? '' : 's'} dropped)`,
+      });
+      continue;
+    }
+    const scan: SegmentScan = await scanSegment(ref, ctx, {
+      signal: opts.signal,
+      onBytes: (b) => opts.onProgress?.({ bytesDone: bytesBefore + b, bytesTotal, file: ref.log }),
+    });
+    scanned++;
+    bytesBefore += scan.logSize;
+    for (const f of scan.findings) counts[f.severity]++;
+    if (ref.isActive) logEndBefore = scan.nextOffset ?? ref.baseOffset;
+    const recovered = !cleanShutdown && i >= recoverFrom;
+    const fi = scan.firstInvalid;
+    let truncateTo: number | null = null;
+    let kind: TruncateLogAction['kind'] = 'invalid-tail';
+    if (fi) {
+      if (scan.validBatchesAfterInvalid === 0) {
+        truncateTo = fi.position;
+      } else if (truncateAtCorruption) {
+        truncateTo = fi.position;
+        kind = 'corruption';
+      } else {
+        unresolved.push({
+          kind: 'needs-truncate-flag',
+          file: finalLog,
+          position: fi.position,
+          reason: `${fi.reason}; ${scan.validBatchesAfterInvalid} valid batch${scan.validBatchesAfterInvalid === 1 ? '' : 'es'} (${scan.recordsAfterInvalid} records) follow it: left in place. A broker would cut the segment at byte ${fi.position} and delete every later segment; ask for that with --truncate-at-corruption`,
+        });
+      }
+    }
+    const segNextAfter = truncateTo !== null ? (scan.nextOffsetBeforeInvalid ?? ref.baseOffset) : (scan.nextOffset ?? ref.baseOffset);
+    if (truncateTo !== null) {
+      truncations.push({
+        type: 'truncate-log',
+        file: finalLog,
+        baseOffset: ref.baseOffset,
+        fromBytes: scan.logSize,
+        toBytes: truncateTo,
+        kind,
+        droppedBatches: kind === 'corruption' ? scan.validBatchesAfterInvalid : 0,
+        droppedRecords: kind === 'corruption' ? scan.recordsAfterInvalid : 0,
+        nextOffset: segNextAfter,
+        reason:
+          kind === 'corruption'
+            ? `${fi!.reason}: cut at the first invalid batch as a broker does, dropping ${scan.validBatchesAfterInvalid} valid batches (${scan.recordsAfterInvalid} records) after it`
+            : `${scan.logSize - truncateTo} bytes from position ${truncateTo} are not a valid batch (${fi!.reason}); no valid batch follows`,
+      });
+      if (i < refs.length - 1) {
+        if (truncateAtCorruption) cutAt = i;
+        else if (recovered) {
+          notes.push({ kind: 'kafka-differs', file: finalLog, position: truncateTo, reason: `a broker would also delete the ${refs.length - 1 - i} later segment(s) after this truncation; klx keeps their valid records (use --truncate-at-corruption for the broker's behaviour)` });
+        }
+      }
+    }
+    // Index rebuilds.
+    const isIdx = (f: string) => f === ref.indexPath || f === ref.index;
+    const isTix = (f: string) => f === ref.timeindexPath || f === ref.timeindex;
+    const isTxn = (f: string) => f === ref.txnindexPath || f === ref.txnindex;
+    const bad = (pred: (f: string) => boolean) => scan.findings.some((f) => pred(f.file) && f.severity !== 'info');
+    const touched = recovered || truncateTo !== null || renamed.has(ref.baseOffset);
+    const needIdx = touched || !ref.index || bad(isIdx);
+    const needTix = touched || !ref.timeindex || bad(isTix);
+    const needTxn = touched || bad(isTxn);
+    if (needIdx || needTix || needTxn) {
+      const limit = truncateTo ?? scan.logSize;
+      try {
+        const action: RebuildIndexesAction = { type: 'rebuild-indexes', baseOffset: ref.baseOffset, log: finalLog, logSize: scan.logSize, reason: '' };
+        const why: string[] = [];
+        if (needIdx) {
+          const entries = buildOffsetIndexEntries(ref.baseOffset, validBatchesOf(ref.log, limit), interval);
+          if (!sameBytes(fileBytesOrNull(ref.index), encodeOffsetIndex(ref.baseOffset, entries))) {
+            action.index = { file: ref.indexPath, entries };
+            why.push(`.index (${entries.length} entries)`);
+          }
+        }
+        if (needTix) {
+          const entries = buildTimeIndexEntries(ref.baseOffset, validBatchesOf(ref.log, limit), { indexIntervalBytes: interval });
+          if (!sameBytes(fileBytesOrNull(ref.timeindex), encodeTimeIndex(ref.baseOffset, entries))) {
+            action.timeindex = { file: ref.timeindexPath, entries };
+            why.push(`.timeindex (${entries.length} entries)`);
+          }
+        }
+        if (needTxn) {
+          const entries = expectedTxnEntries(scan).filter((e) => e.lastOffset < segNextAfter);
+          const existing = fileBytesOrNull(ref.txnindex);
+          const want = encodeTxnIndex(ref.baseOffset, entries);
+          if (existing ? !sameBytes(existing, want) : entries.length > 0) {
+            action.txnindex = { file: ref.txnindexPath, entries };
+            why.push(`.txnindex (${entries.length} entries)`);
+          }
+        }
+        if (why.length > 0) {
+          const cause = renamed.has(ref.baseOffset)
+            ? 'segment swapped in'
+            : truncateTo !== null
+              ? 'segment truncated'
+              : recovered
+                ? 'unclean shutdown: segment at/after the recovery point'
+                : 'index missing or inconsistent with the .log';
+          action.reason = `rebuild ${why.join(', ')} from the .log as a broker writes them, trimmed (${cause})`;
+          rebuilds.push(action);
+        }
+      } catch (err) {
+        if (!(err instanceof KlxError) || err.code !== 'invalid-argument') throw err;
+        unresolved.push({ kind: 'cannot-rebuild', file: finalLog, reason: `indexes not rebuilt: ${err.reason}` });
+      }
+    }
+    logEndAfter = segNextAfter;
+  }
+
+  const actions: RecoveryAction[] = [...early, ...laterDeletes, ...rebuilds, ...truncations];
+  const remaining = cutAt !== null ? refs.slice(0, cutAt + 1) : refs;
+  const logStartCp = log.checkpoints.logStartOffset.get(key);
+  if (remaining.length === 0) {
+    const b = logStartCp ?? 0n;
+    const name = (s: string) => join(dir, segmentFileName(b, s));
+    actions.push({ type: 'create-segment', baseOffset: b, files: { log: name('.log'), index: name('.index'), timeindex: name('.timeindex') }, reason: `no segment left: create an empty active segment at the log start offset ${b}, as a broker does` });
+    logEndAfter = b;
+  }
+  const leo = logEndAfter ?? logStartCp ?? 0n;
+  if (logStartCp !== undefined && logStartCp > leo) {
+    notes.push({ kind: 'kafka-differs', file: join(log.dir, '..', 'log-start-offset-checkpoint'), reason: `the log start offset ${logStartCp} is above the log end offset ${leo}: a broker would delete every segment and start empty at ${logStartCp}; klx keeps them` });
+  }
+  if (present.has('leader-epoch-checkpoint') && log.leaderEpochs.some((e) => e.startOffset > leo)) {
+    const kept = log.leaderEpochs.filter((e) => e.startOffset <= leo);
+    const removed = log.leaderEpochs.filter((e) => e.startOffset > leo);
+    actions.push({ type: 'write-leader-epochs', file: join(dir, 'leader-epoch-checkpoint'), entries: kept, removed, reason: `remove ${removed.length} leader epoch(s) starting after the log end offset ${leo} (a broker truncates the epoch cache to the log end)` });
+  }
+  for (const s of l.snapshots) {
+    if (present.has(s.name) && s.baseOffset > leo) {
+      actions.push({ type: 'delete-file', file: join(dir, s.name), size: s.size, why: 'stale-snapshot', reason: `producer snapshot at offset ${s.baseOffset} is after the log end offset ${leo} (a broker deletes it)` });
+    }
+  }
+  return {
+    dir,
+    topic: log.topic,
+    partition: log.partition,
+    cleanShutdown,
+    recoveryPoint: rp,
+    truncateAtCorruption,
+    actions,
+    unresolved,
+    notes,
+    logEndOffsetBefore: logEndBefore ?? log.logStartOffset,
+    logEndOffsetAfter: leo,
+    segmentsScanned: scanned,
+    findingCounts: counts,
+  };
+}
+
+/** One line describing an action, for people (paths relative to `base` when given). */
+export function describeAction(a: RecoveryAction, rel: (p: string) => string = (p) => p): string {
+  switch (a.type) {
+    case 'delete-file':
+      return `delete ${rel(a.file)} (${a.size} bytes): ${a.reason}`;
+    case 'rename':
+      return `rename ${rel(a.from)} -> ${rel(a.to)}: ${a.reason}`;
+    case 'delete-segment':
+      return `delete segment ${a.baseOffset} (${a.files.map(rel).join(', ')}): ${a.reason}`;
+    case 'rebuild-indexes':
+      return `${rel(a.log)}: ${a.reason}`;
+    case 'truncate-log':
+      return `truncate ${rel(a.file)} from ${a.fromBytes} to ${a.toBytes} bytes (segment log end ${a.nextOffset}): ${a.reason}`;
+    case 'create-segment':
+      return `create ${rel(a.files.log)}, ${rel(a.files.index)}, ${rel(a.files.timeindex)} (empty): ${a.reason}`;
+    case 'write-leader-epochs':
+      return `rewrite ${rel(a.file)} with ${a.entries.length} entr${a.entries.length === 1 ? 'y' : 'ies'}: ${a.reason}`;
+  }
+}
