@@ -1,0 +1,227 @@
+/**
+ * `klx append DIR [--key K] (--value V | --tombstone | --records FILE.ndjson) [--header k=v ...]
+ *  [--timestamp MS] [--compression none|gzip|snappy|lz4|zstd] [--config k=v ...] [--dry-run] [--json]`:
+ * appends one batch to a partition folder, as a broker writes a producer batch (engine:
+ * `PartitionWriter.append` in `engine/log/partition-writer.ts`).
+ *
+ * Without `--key` the record has no key (refused on a compacted topic); `--tombstone` writes a null
+ * value. `--records` puts every line of an NDJSON file into the same batch; a line is
+ * `{"key": string|null, "value": string|null, "headers": {"k": "v"|null}, "timestamp": ms}` where
+ * `keyBase64` / `valueBase64` may replace `key` / `value` for binary data, a missing key means no key,
+ * `headers` may also be a list of `{"key", "value"|"valueBase64"}` and a missing timestamp takes
+ * `--timestamp` or now. The file is streamed; at most {@link MAX_RECORDS_FILE_BYTES} bytes of record
+ * data are accepted (a batch must fit `max.message.bytes` after compression anyway).
+ */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { InvalidArgumentError, type Command } from 'commander';
+import { KlxError } from '../../engine/errors.ts';
+import { int64Json } from '../../engine/format/batch-json.ts';
+import { COMPRESSIONS, type Compression } from '../../engine/format/types.ts';
+import { PartitionWriter, type AppendPlan, type AppendRecord } from '../../engine/log/partition-writer.ts';
+import { parseConfigPairs } from '../../engine/log/topic-config.ts';
+import { OutputWriter } from '../output.ts';
+
+/** Largest amount of key/value/header bytes `--records` reads (256 MiB). */
+export const MAX_RECORDS_FILE_BYTES = 256 * 1024 * 1024;
+
+interface AppendCliOptions {
+  key?: string;
+  value?: string;
+  tombstone?: boolean;
+  header: string[];
+  timestamp?: bigint;
+  compression?: Compression;
+  records?: string;
+  config: string[];
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** commander helper for repeatable options. */
+export function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}
+
+/** `JSON.stringify` that prints bigints as int64 JSON (numbers while exact, else strings). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? int64Json(v) : v));
+}
+
+/** Prints a command's result: one JSON object with `--json`, else the text lines. */
+export async function printResult(result: unknown, json: boolean, text: () => string[]): Promise<void> {
+  const out = new OutputWriter(process.stdout);
+  if (json) await out.line(toJson(result));
+  else for (const l of text()) await out.line(l);
+  await out.end();
+}
+
+function parseTimestamp(v: string): bigint {
+  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`--timestamp must be milliseconds since the epoch (an integer), got "${v}"`);
+  const n = BigInt(v);
+  if (n < -1n || n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp must be -1 (none) or 0..2^63-1, got ${v}`);
+  return n;
+}
+
+function parseCompression(v: string): Compression {
+  if (!(COMPRESSIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--compression must be one of ${COMPRESSIONS.join(', ')}, got "${v}"`);
+  return v as Compression;
+}
+
+/** `--header k=v` (or `k` alone for a null value). */
+function parseHeader(h: string): { key: string; value: string | null } {
+  const eq = h.indexOf('=');
+  return eq < 0 ? { key: h, value: null } : { key: h.slice(0, eq), value: h.slice(eq + 1) };
+}
+
+/** Registers `klx append`. */
+export function registerAppend(program: Command): void {
+  program
+    .command('append')
+    .description('append one batch (one record, or every line of --records) to a partition folder, as a broker writes it')
+    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
+    .option('--key <key>', 'record key (UTF-8); without it the record has no key')
+    .option('--value <value>', 'record value (UTF-8)')
+    .option('--tombstone', 'write a null value (a delete marker for compacted topics)')
+    .option('--header <key=value>', 'record header (repeatable); "key" alone gives a null value', collect, [])
+    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
+    .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
+    .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
+    .option('--config <key=value>', 'topic config for this run, on top of klx-topic.properties (repeatable)', collect, [])
+    .option('--dry-run', 'print what would be appended and touch nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: AppendCliOptions) => {
+      const modes = [opts.value !== undefined, Boolean(opts.tombstone), opts.records !== undefined].filter(Boolean).length;
+      if (modes !== 1) throw new KlxError('invalid-argument', 'give exactly one of --value, --tombstone or --records');
+      if (opts.records !== undefined && (opts.key !== undefined || opts.header.length > 0)) {
+        throw new KlxError('invalid-argument', '--key and --header go with --value or --tombstone; with --records each line carries its own');
+      }
+      const config = parseConfigPairs(opts.config);
+      const records: AppendRecord[] =
+        opts.records !== undefined
+          ? await readRecordsFile(opts.records)
+          : [{ key: opts.key ?? null, value: opts.tombstone ? null : opts.value!, headers: opts.header.map(parseHeader) }];
+      const writer = PartitionWriter.open(dir, { config, readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
+      let result: AppendPlan;
+      try {
+        const appendOpts = { ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}), ...(opts.compression ? { compression: opts.compression } : {}) };
+        result = opts.dryRun ? writer.planAppend(records, appendOpts) : writer.append(records, appendOpts);
+      } finally {
+        writer.close();
+      }
+      await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+        ...staleLockNote(writer),
+        ...appendText(result, writer, Boolean(opts.dryRun)),
+      ]);
+    });
+}
+
+/** A line saying that a stale lock (its process gone) was taken over, when it was. */
+export function staleLockNote(w: PartitionWriter): string[] {
+  const h = w.tookOverFrom;
+  return h ? [`note: took over the stale writer lock of pid ${h.pid} on ${h.hostname} (taken ${h.createdAt || 'at an unknown time'}${h.purpose ? ` by ${h.purpose}` : ''}; that process no longer exists)`] : [];
+}
+
+function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[] {
+  const would = dryRun ? 'would ' : '';
+  const offsets = r.recordCount === 1 ? `offset ${r.baseOffset}` : `offsets ${r.baseOffset}..${r.lastOffset}`;
+  const lines: string[] = [];
+  if (r.rolled) lines.push(`${dryRun ? 'would roll' : 'rolled'} a new segment ${r.segmentFile.split(/[\\/]/).pop()} first${r.rollReason ? ` (${r.rollReason})` : ''}`);
+  lines.push(
+    `${dryRun ? 'would append' : 'appended'} ${r.recordCount} record${r.recordCount === 1 ? '' : 's'} at ${offsets} to ${w.topic}-${w.partition}: segment ${r.segmentFile.split(/[\\/]/).pop()}, position ${r.position}, ${r.size} bytes`,
+    `  batch: ${r.compression}, ${r.timestampType} ${r.maxTimestamp}, leader epoch ${r.partitionLeaderEpoch}${r.indexEntry ? `, ${would}add offset-index entry (${r.lastOffset} -> ${r.position})` : ''}`,
+  );
+  if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
+  if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
+  lines.push(`  log end offset: ${r.logEndOffset}`);
+  return lines;
+}
+
+function bytesField(o: Record<string, unknown>, name: string, where: string): string | Uint8Array | null | undefined {
+  if (Object.prototype.hasOwnProperty.call(o, `${name}Base64`)) {
+    const b64 = o[`${name}Base64`];
+    if (b64 === null) return null;
+    if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64)) throw new Error(`${where}: ${name}Base64 must be a base64 string or null`);
+    return Buffer.from(b64, 'base64');
+  }
+  const v = o[name];
+  if (v === undefined) return undefined;
+  if (v !== null && typeof v !== 'string') throw new Error(`${where}: ${name} must be a string or null (use ${name}Base64 for binary data)`);
+  return v;
+}
+
+function headersField(h: unknown, where: string): { key: string; value: string | Uint8Array | null }[] {
+  if (h === undefined || h === null) return [];
+  if (Array.isArray(h)) {
+    return h.map((e, i) => {
+      if (!e || typeof e !== 'object' || typeof (e as { key?: unknown }).key !== 'string') throw new Error(`${where}: header ${i} needs a string "key"`);
+      const v = bytesField(e as Record<string, unknown>, 'value', `${where}: header ${i}`);
+      return { key: (e as { key: string }).key, value: v === undefined ? null : v };
+    });
+  }
+  if (typeof h !== 'object') throw new Error(`${where}: headers must be an object {"key": "value"} or a list`);
+  return Object.entries(h as Record<string, unknown>).map(([key, value]) => {
+    if (value !== null && typeof value !== 'string') throw new Error(`${where}: header "${key}" must be a string or null`);
+    return { key, value: value as string | null };
+  });
+}
+
+/**
+ * Reads an NDJSON records file, streaming, for `--records`.
+ * @returns the records in file order (blank lines skipped).
+ * @throws KlxError `invalid-argument` naming the file and the byte position of a bad line (not JSON,
+ *   wrong field types, missing value), `not-found` / `io-error` when it cannot be read.
+ */
+export async function readRecordsFile(path: string, maxBytes = MAX_RECORDS_FILE_BYTES): Promise<AppendRecord[]> {
+  const stream = createReadStream(path);
+  const opened = new Promise<void>((res, rej) => {
+    stream.once('open', () => res());
+    stream.once('error', rej);
+  });
+  try {
+    await opened;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new KlxError(e.code === 'ENOENT' ? 'not-found' : 'io-error', `cannot read the records file: ${e.message}`, { file: path, cause: err });
+  }
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const out: AppendRecord[] = [];
+  let position = 0;
+  let lineNo = 0;
+  let total = 0;
+  try {
+    for await (const line of lines) {
+      lineNo++;
+      const where = `line ${lineNo}`;
+      const at = position;
+      position += Buffer.byteLength(line) + 1;
+      if (line.trim() === '') continue;
+      total += Buffer.byteLength(line);
+      if (total > maxBytes) throw new KlxError('invalid-argument', `more than ${maxBytes} bytes of records; a batch must fit max.message.bytes`, { file: path, position: at });
+      try {
+        const o = JSON.parse(line) as unknown;
+        if (!o || typeof o !== 'object' || Array.isArray(o)) throw new Error(`${where}: expected a JSON object`);
+        const rec = o as Record<string, unknown>;
+        const key = bytesField(rec, 'key', where);
+        const value = bytesField(rec, 'value', where);
+        if (value === undefined) throw new Error(`${where}: "value" is missing (write "value": null for a tombstone)`);
+        const ts = rec.timestamp;
+        if (ts !== undefined && ts !== null && !(typeof ts === 'number' && Number.isSafeInteger(ts)) && !(typeof ts === 'string' && /^-?\d+$/.test(ts))) {
+          throw new Error(`${where}: timestamp must be an integer number of ms`);
+        }
+        const r: AppendRecord = { key: key ?? null, value, headers: headersField(rec.headers, where) };
+        if (ts !== undefined && ts !== null) r.timestamp = BigInt(ts as number | string);
+        out.push(r);
+      } catch (err) {
+        if (err instanceof KlxError) throw err;
+        const msg = (err as Error).message;
+        throw new KlxError('invalid-argument', msg.startsWith('line ') ? msg : `${where}: not valid JSON: ${msg}`, { file: path, position: at });
+      }
+    }
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  if (out.length === 0) throw new KlxError('invalid-argument', 'the records file holds no records', { file: path });
+  return out;
+}

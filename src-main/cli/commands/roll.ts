@@ -1,0 +1,48 @@
+/**
+ * `klx roll DIR [--dry-run] [--json]`: rolls the active segment of a partition folder now, as
+ * Kafka's `UnifiedLog.roll` does (engine: `PartitionWriter.roll` in
+ * `engine/log/partition-writer.ts`): the old segment gets its final time-index entry and trimmed
+ * indexes, and a new empty segment named after the log end offset becomes active. An empty active
+ * segment is left as it is.
+ */
+import type { Command } from 'commander';
+import { PartitionWriter, type RollResult } from '../../engine/log/partition-writer.ts';
+import { segmentFileName } from '../../engine/files/file-names.ts';
+import { printResult, staleLockNote } from './append.ts';
+
+interface RollOptions {
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** Registers `klx roll`. */
+export function registerRoll(program: Command): void {
+  program
+    .command('roll')
+    .description('close the active segment of a partition folder and start a new one at the log end offset')
+    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
+    .option('--dry-run', 'print what would happen and touch nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: RollOptions) => {
+      const writer = PartitionWriter.open(dir, { readOnly: Boolean(opts.dryRun), purpose: 'klx roll' });
+      let result: RollResult;
+      try {
+        result = opts.dryRun ? writer.planRoll() : writer.roll();
+      } finally {
+        writer.close();
+      }
+      await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+        ...staleLockNote(writer),
+        ...rollText(result, `${writer.topic}-${writer.partition}`, Boolean(opts.dryRun)),
+      ]);
+    });
+}
+
+function rollText(r: RollResult, tp: string, dryRun: boolean): string[] {
+  if (!r.rolled) return [`nothing to roll in ${tp}: ${r.note}`];
+  const prev = r.previousSegmentBaseOffset !== null ? segmentFileName(r.previousSegmentBaseOffset, '.log') : null;
+  return [
+    `${dryRun ? 'would roll' : 'rolled'} ${tp}: new active segment ${segmentFileName(r.segmentBaseOffset, '.log')} (log end offset ${r.logEndOffset})`,
+    ...(prev ? [`  closed ${prev}${r.finalTimeIndexEntry ? `: final time-index entry ${r.finalTimeIndexEntry.timestamp} -> offset ${r.finalTimeIndexEntry.offset}` : ' (no timestamps)'}, indexes trimmed`] : []),
+  ];
+}
