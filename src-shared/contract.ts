@@ -20,7 +20,8 @@
  */
 import { z } from 'zod';
 import type { ErrorInfo } from './errors.ts';
-import { count, errorInfoSchema, isoTime, jsonValue, pathText, type Json } from './wire.ts';
+import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, type Json } from './wire.ts';
+import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -177,6 +178,212 @@ export const contract = {
     request: z.strictObject({ path: pathText }),
     response: z.object({ path: z.string() }),
     write: true,
+  }),
+
+  // -------------------------------------------------------------------------------------------
+  // log.*: the explorer's read side (handlers in src-main/api/log.ts; types in log-types.ts).
+  // `dir` is always a partition folder inside an opened folder (the `dir` of a partition summary).
+
+  'log.open': call({
+    doc: 'Opens a log directory, a partition folder or a folder of log directories read-only (registering it in the session like session.open) and summarizes every partition: offsets, checkpoints, config, health facts, dirty ratio.',
+    request: z.strictObject({ path: pathText }),
+    response: z.object({
+      /** The real path registered in the session. */
+      root: z.string(),
+      /** All folders opened in this session. */
+      opened: z.array(z.string()),
+      logDirs: z.array(logDirSummary),
+    }),
+    write: false,
+  }),
+
+  'log.partition': call({
+    doc: 'One partition: its summary and one row per segment (offsets, size, first/last timestamp, active or closed, index and time-index entries and health).',
+    request: z.strictObject({ dir: pathText }),
+    response: z.object({ partition: partitionSummary, segments: z.array(segmentRow) }),
+    write: false,
+  }),
+
+  'log.batches': call({
+    doc: 'A page of the batches of one segment from a byte position: position, offsets, codec, producer, flags, CRC state; bytes that are not batches as damage rows.',
+    request: z.strictObject({
+      dir: pathText,
+      /** The segment's base offset. */
+      segment: int64,
+      /** Byte position of the first entry to list (a batch start; default 0). */
+      fromPosition: count.default(0),
+      limit: z.number().int().min(1).max(2000).default(200),
+    }),
+    response: z.object({
+      segment: int64,
+      file: z.string(),
+      /** `.log` bytes. */
+      fileSize: count,
+      rows: z.array(batchRow),
+      /** Position of the next page, or null at the end of the segment. */
+      nextPosition: count.nullable(),
+    }),
+    write: false,
+  }),
+
+  'log.records': call({
+    doc: 'A page of the records table: records (control records and aborted data flagged) with hole rows naming the cause of every absent offset, and cursors for the next page both ways.',
+    request: z.strictObject({
+      dir: pathText,
+      /** Forward: the first offset wanted; backward: the offset the page ends before. `start` = logStartOffset, `end` = logEndOffset. */
+      from: z.union([int64, z.enum(['start', 'end'])]).default('start'),
+      direction: z.enum(['forward', 'backward']).default('forward'),
+      /** Records per page (hole rows come on top). */
+      limit: z.number().int().min(1).max(500).default(200),
+      isolation: z.enum(['read_uncommitted', 'read_committed']).default('read_uncommitted'),
+      /** Bytes of each key, value and header value sent as a preview. */
+      previewBytes: z.number().int().min(0).max(4096).default(256),
+    }),
+    response: z.object({
+      /** In offset order. */
+      rows: z.array(tableRow),
+      /** The resolved `from`. */
+      from: int64,
+      /** Where the next forward page starts (`from` of a forward call), or null at the read limit. */
+      nextCursor: int64.nullable(),
+      /** Where the previous page ends (`from` of a backward call), or null at the start of the log. */
+      prevCursor: int64.nullable(),
+      atStart: z.boolean(),
+      atEnd: z.boolean(),
+      logStartOffset: int64,
+      logEndOffset: int64,
+      firstSegmentBaseOffset: int64.nullable(),
+      /** Reading stops here: the log end offset, or the last stable offset for read_committed. */
+      readLimit: int64,
+      /** Damage met while reading, with file and byte position. */
+      problems: z.array(readProblem),
+    }),
+    write: false,
+  }),
+
+  'log.recordValue': call({
+    doc: "Up to maxBytes bytes (default 1 MiB) of one record's key, value or header value from byte `start`, as base64, with the full size.",
+    request: z.strictObject({
+      dir: pathText,
+      offset: int64,
+      part: z.enum(['key', 'value', 'header']),
+      headerIndex: z.number().int().min(0).optional(),
+      start: count.default(0),
+      maxBytes: z.number().int().min(1).max(16 * 1024 * 1024).default(1024 * 1024),
+    }),
+    response: z.object({
+      offset: int64,
+      part: z.enum(['key', 'value', 'header']),
+      headerKey: z.string().nullable(),
+      /** The key/value is null (a tombstone's value, a keyless record's key). */
+      isNull: z.boolean(),
+      totalSize: count,
+      start: count,
+      base64,
+      /** More bytes follow this chunk. */
+      truncated: z.boolean(),
+    }),
+    write: false,
+  }),
+
+  'log.seekTimestamp': call({
+    doc: 'The first offset whose record has a timestamp at or after the given one, as ListOffsets answers it (−2 earliest, −1 latest); found false when none.',
+    request: z.strictObject({ dir: pathText, timestamp: int64 }),
+    response: z.object({
+      found: z.boolean(),
+      offset: int64.nullable(),
+      timestamp: int64.nullable(),
+      segmentBaseOffset: int64.nullable(),
+      leaderEpoch: z.number().int().nullable(),
+    }),
+    write: false,
+  }),
+
+  'log.countRecords': job({
+    doc: 'Counts the records, control records and batches of a partition and of each segment (batch headers only).',
+    request: z.strictObject({ dir: pathText }),
+    result: z.object({
+      records: count,
+      controlRecords: count,
+      batches: count,
+      emptyBatches: count,
+      /** Bytes of `.log` walked. */
+      bytes: count,
+      /** logEndOffset − logStartOffset: not the record count on a compacted log. */
+      offsetSpan: int64,
+      logStartOffset: int64,
+      logEndOffset: int64,
+      segments: z.array(z.object({ baseOffset: int64, records: count, controlRecords: count, batches: count, emptyBatches: count, bytes: count })),
+    }),
+    write: false,
+  }),
+
+  'log.holes': job({
+    doc: 'Every offset hole of a partition with its cause (the first `limit` listed), totals per cause, and the offset range in buckets for the hole map.',
+    request: z.strictObject({
+      dir: pathText,
+      limit: z.number().int().min(0).max(1_000_000).default(10_000),
+      buckets: z.number().int().min(1).max(8192).default(1024),
+    }),
+    result: z.object({
+      holes: z.array(holeRow),
+      /** More holes than `limit` (totals and buckets still count them all). */
+      truncated: z.boolean(),
+      totals: z.array(holeTotal),
+      /** Offsets of [logStartOffset, logEndOffset) that hold no deliverable record. */
+      missingOffsets: int64,
+      offsetSpan: int64,
+      logStartOffset: int64,
+      logEndOffset: int64,
+      firstSegmentBaseOffset: int64.nullable(),
+      cleanerCheckpoint: int64.nullable(),
+      highWatermark: int64.nullable(),
+      /** Each segment's offset range [baseOffset, nextOffset). */
+      segments: z.array(z.object({ baseOffset: int64, nextOffset: int64 })),
+      buckets: z.array(holeBucket),
+    }),
+    write: false,
+  }),
+
+  'log.verify': job({
+    doc: 'Verifies a partition: every batch (CRC, framing, offsets, records with deep), every index entry, leftovers and checkpoints; findings name file, byte position and reason.',
+    request: z.strictObject({
+      dir: pathText,
+      deep: z.boolean().default(true),
+      limit: z.number().int().min(1).max(100_000).default(5_000),
+    }),
+    result: z.object({
+      findings: z.array(finding),
+      truncated: z.boolean(),
+      counts: z.object({ error: count, warning: count, info: count }),
+      stats: z.object({ segments: count, batches: count, records: count, bytes: count }),
+      logStartOffset: int64,
+      logEndOffset: int64,
+    }),
+    write: false,
+  }),
+
+  'log.search': job({
+    doc: 'Streams through a partition and returns the first `limit` records whose key, value or header contains the text (UTF-8), with progress; cancellable.',
+    request: z.strictObject({
+      dir: pathText,
+      text: z.string().min(1).max(1000),
+      in: z.array(z.enum(['key', 'value', 'header'])).min(1).default(['key', 'value', 'header']),
+      ignoreCase: z.boolean().default(true),
+      limit: z.number().int().min(1).max(1000).default(100),
+      fromOffset: int64.optional(),
+      previewBytes: z.number().int().min(0).max(4096).default(256),
+    }),
+    result: z.object({
+      matches: z.array(searchMatch),
+      scannedRecords: count,
+      scannedBytes: count,
+      /** The whole partition (from `fromOffset`) was searched. */
+      complete: z.boolean(),
+      /** Where to continue when `limit` was reached, else null. */
+      nextOffset: int64.nullable(),
+    }),
+    write: false,
   }),
 } as const satisfies Record<string, MethodSpec>;
 

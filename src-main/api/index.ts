@@ -15,6 +15,7 @@ import { EventHub } from './events.ts';
 import { fsHandlers } from './fs.ts';
 import { JobManager, type JobManagerOptions } from './job-manager.ts';
 import { jobHandlers } from './jobs.ts';
+import { logHandlers } from './log.ts';
 import { sessionHandlers } from './session.ts';
 import { SessionState, type RecentStore } from './session-state.ts';
 import type { ApiContext, Handlers } from './types.ts';
@@ -27,6 +28,7 @@ export function createApi(ctx: ApiContext): Handlers {
     ...sessionHandlers(ctx),
     ...jobHandlers(ctx),
     ...demoHandlers(ctx),
+    ...logHandlers(ctx),
   };
 }
 

@@ -7,7 +7,20 @@
 import { Command, CommanderError } from 'commander';
 import { toErrorInfo } from '../engine/errors.ts';
 import { registerDump } from './commands/dump.ts';
+import { registerRetention } from './commands/retention.ts';
+import { registerCompact } from './commands/compact.ts';
+import { registerUndo } from './commands/undo.ts';
+import { registerTrash } from './commands/trash.ts';
+import { registerFetch } from './commands/fetch.ts';
+import { registerOffsetForTime } from './commands/offset-for-time.ts';
+import { registerHoles } from './commands/holes.ts';
+import { registerVerify } from './commands/verify.ts';
+import { registerRepair } from './commands/repair.ts';
+import { registerCreate } from './commands/create.ts';
+import { registerAppend } from './commands/append.ts';
+import { registerRoll } from './commands/roll.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerQuery } from './commands/query.ts';
 
 const program = new Command();
 program
@@ -18,7 +31,20 @@ program
   .exitOverride();
 
 registerDump(program);
+registerRetention(program);
+registerCompact(program);
+registerUndo(program);
+registerTrash(program);
+registerFetch(program);
+registerOffsetForTime(program);
+registerHoles(program);
+registerVerify(program);
+registerRepair(program);
+registerCreate(program);
+registerAppend(program);
+registerRoll(program);
 registerServe(program);
+registerQuery(program);
 
 try {
   await program.parseAsync(process.argv);

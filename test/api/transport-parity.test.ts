@@ -10,11 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METHOD_NAMES, contract, type JobEndEvent, type MethodName } from '../../src-shared/contract.ts';
 import type { Envelope } from '../../src-shared/wire.ts';
 import { startBridge, type Bridge } from '../../src-main/bridge/server.ts';
+import { buildPartition, rec, singles } from '../support/log-builder.ts';
 import { openEvents, post, tempDir, type EventStream } from './helpers.ts';
 
 const tmp = tempDir('klx-parity-');
 const data = join(tmp.dir, 'data');
 const rendererDir = join(tmp.dir, 'renderer');
+/** A log directory with one small compacted-looking partition (a hole at offset 1), for the log.* rows. */
+const logs = join(tmp.dir, 'logs');
+const orders = join(logs, 'orders-0');
 
 /** Requests to try per method, built once the fixture folders exist. Valid and invalid ones. */
 const cases: { readonly [M in MethodName]: readonly { name: string; request: unknown }[] } = {
@@ -51,6 +55,39 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'outside the opened folder', request: { path: join(tmp.dir, 'outside.txt') } },
     { name: 'symlink escape', request: { path: join(data, 'escape', 'outside.txt') } },
   ],
+  'log.open': [
+    { name: 'a log directory', request: { path: logs } },
+    { name: 'a partition folder with an empty segment', request: { path: join(data, 'topic-0') } },
+    { name: 'missing folder', request: { path: join(tmp.dir, 'missing') } },
+  ],
+  'log.partition': [
+    { name: 'a partition', request: { dir: orders } },
+    { name: 'outside the opened folders', request: { dir: tmp.dir } },
+  ],
+  'log.batches': [
+    { name: 'first page', request: { dir: orders, segment: '0' } },
+    { name: 'no such segment', request: { dir: orders, segment: '7' } },
+  ],
+  'log.records': [
+    { name: 'first page', request: { dir: orders } },
+    { name: 'backward from the end', request: { dir: orders, from: 'end', direction: 'backward', limit: 2 } },
+    { name: 'past the log end', request: { dir: orders, from: '99' } },
+  ],
+  'log.recordValue': [
+    { name: 'a value', request: { dir: orders, offset: '2', part: 'value' } },
+    { name: 'an offset in a hole', request: { dir: orders, offset: '1', part: 'value' } },
+  ],
+  'log.seekTimestamp': [
+    { name: 'a time', request: { dir: orders, timestamp: '1500' } },
+    { name: 'after the last record', request: { dir: orders, timestamp: '99999' } },
+  ],
+  'log.countRecords': [{ name: 'a partition', request: { dir: orders } }],
+  'log.holes': [{ name: 'a partition', request: { dir: orders } }],
+  'log.verify': [{ name: 'a partition', request: { dir: orders } }],
+  'log.search': [
+    { name: 'a hit', request: { dir: orders, text: 'B' } },
+    { name: 'empty text', request: { dir: orders, text: '' } },
+  ],
 };
 
 let bridge: Bridge;
@@ -64,9 +101,11 @@ beforeAll(async () => {
   symlinkSync(tmp.dir, join(data, 'escape'));
   mkdirSync(rendererDir);
   writeFileSync(join(rendererDir, 'index.html'), '<!doctype html><title>t</title>');
+  buildPartition(logs, { topic: 'orders', segments: [{ batches: [...singles(rec('k0', 'a', 1000)), { baseOffset: 2n, records: [rec('k1', 'b', 2000)] }, ...singles(rec('k2', 'c', 3000))] }] });
   bridge = await startBridge({ readOnly: false, roots: [], rendererDir, homeDir: tmp.dir, jobs: { progressIntervalMs: 0 } });
   events = await openEvents(bridge);
   await bridge.api.dispatch('session.open', { path: data }, bridge.dispatchOptions); // so demo.touch has an opened folder
+  await bridge.api.dispatch('session.open', { path: logs }, bridge.dispatchOptions); // so the log.* rows have theirs
 });
 
 afterAll(async () => {
@@ -120,5 +159,14 @@ describe('every contract method gives the same answer over HTTP as through dispa
     expect(await ok('demo.touch', { path: join(data, 'escape', 'outside.txt') })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
     const started = await ok('demo.sleepJob', { ticks: 2, intervalMs: 1 });
     expect(await jobEnd(started, 'http')).toMatchObject({ ok: true, result: { ticks: 2 } });
+    expect(await ok('log.records', { dir: orders })).toMatchObject({
+      ok: true,
+      result: { rows: [{ kind: 'record', offset: '0' }, { kind: 'hole', from: '1', to: '1', cause: 'compacted-between-batches' }, { kind: 'record', offset: '2' }, { kind: 'record', offset: '3' }], atEnd: true },
+    });
+    expect(await ok('log.partition', { dir: tmp.dir })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    expect(await ok('log.recordValue', { dir: orders, offset: '1', part: 'value' })).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    expect(await ok('log.records', { dir: orders, from: '99' })).toMatchObject({ ok: false, error: { code: 'offset-out-of-range' } });
+    expect(await jobEnd(await ok('log.countRecords', { dir: orders }), 'http')).toMatchObject({ ok: true, result: { records: 3, batches: 3, offsetSpan: '4' } });
+    expect(await jobEnd(await ok('log.search', { dir: orders, text: 'B' }), 'http')).toMatchObject({ ok: true, result: { matches: [{ offset: '2', in: ['value'] }] } });
   });
 });

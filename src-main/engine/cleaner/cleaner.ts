@@ -1,0 +1,121 @@
+/**
+ * The cleaner's public API: plan, run and undo retention and compaction on a partition folder, a
+ * log directory or a folder of log directories (spec §12–§13; what Kafka's `LogCleaner` thread and
+ * `UnifiedLog.deleteOldSegments` do on a broker, run on demand).
+ *
+ * - **plan** (`dryRun: true`) touches nothing and reports exactly what the run will do;
+ * - **run** executes it under each partition's writer lock, crash-safely, with replaced files kept in
+ *   the trash, and reports the same figures measured afterwards;
+ * - **undo** puts back the previous bytes of the latest run (see `undo.ts`).
+ *
+ * Every operation takes `now` (ms; default the wall clock) so results are reproducible. Partitions
+ * are handled one by one; a partition that fails (a corrupt segment, a lock held by a broker...) is
+ * reported with its error and the others go on (B21).
+ */
+import { toErrorInfo } from '../errors.ts';
+import type { ErrorInfo } from '../../../src-shared/errors.ts';
+import { allPartitions, openPath } from '../log/log-dir.ts';
+import type { CleanerFaultHook } from './file-steps.ts';
+import type { CleanerProgress, CleanerReport, RunContext } from './cleaner-plan.ts';
+import { planRetention, runRetention, type RetentionOptions } from './retention.ts';
+import { defaultTrashDir, emptyTrash, listTrash, newRunId, type TrashEntryInfo } from './trash.ts';
+import { undoLastRun, type UndoResult } from './undo.ts';
+import { planCompaction, runCompaction, type CompactionOptions } from './compaction.ts';
+
+export type { CleanerReport, CleanerProgress } from './cleaner-plan.ts';
+export { reportJson } from './cleaner-plan.ts';
+
+/** Options shared by every cleaner operation. */
+export interface CleanerCallOptions {
+  /** Plan only: touch nothing. */
+  dryRun?: boolean;
+  /** Trash folder (default: see `trash.ts`). */
+  trashDir?: string;
+  /** Groups the trash entries of this call (default: a new id). */
+  runId?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: CleanerProgress & { partition: string }) => void;
+  /** Fault injection for tests (see `file-steps.ts`). */
+  fault?: CleanerFaultHook;
+}
+
+/** The outcome for one partition. */
+export interface PartitionOutcome {
+  partitionDir: string;
+  /** Path relative to the folder the operation was given. */
+  rel: string;
+  topic: string;
+  partition: number;
+  report?: CleanerReport;
+  /** Why this partition could not be handled (it was left as it was unless the message says otherwise). */
+  error?: ErrorInfo;
+}
+
+/** The outcome of an operation over one or more partitions. */
+export interface CleanerOutcome {
+  runId: string;
+  dryRun: boolean;
+  partitions: PartitionOutcome[];
+}
+
+function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: string, ctx: RunContext) => CleanerReport): CleanerOutcome {
+  const runId = opts.runId ?? newRunId();
+  const trashDir = opts.trashDir ?? defaultTrashDir();
+  const out: PartitionOutcome[] = [];
+  for (const { rel, log } of allPartitions(openPath(path))) {
+    const name = `${log.topic}-${log.partition}`;
+    const ctx: RunContext = {
+      runId,
+      trashDir,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.fault ? { fault: opts.fault } : {}),
+      ...(opts.onProgress ? { onProgress: (p: CleanerProgress) => opts.onProgress!({ ...p, partition: name }) } : {}),
+    };
+    try {
+      out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, report: fn(log.dir, ctx) });
+    } catch (err) {
+      if (err instanceof Error && err.name === 'SimulatedCrash') throw err;
+      out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, error: toErrorInfo(err) });
+      if ((err as { code?: string }).code === 'cancelled') break;
+    }
+  }
+  return { runId, dryRun: opts.dryRun ?? false, partitions: out };
+}
+
+/**
+ * Retention over every partition under `path` (spec §12).
+ * @throws KlxError `not-found` / `not-a-log-dir` for the path itself; per-partition failures are in the outcome.
+ */
+export function retention(path: string, opts: RetentionOptions & CleanerCallOptions = {}): CleanerOutcome {
+  const now = opts.now ?? Date.now();
+  return forEachPartition(path, opts, (dir, ctx) => (opts.dryRun ? planRetention(dir, { ...opts, now }) : runRetention(dir, { ...opts, now }, ctx)));
+}
+
+/**
+ * Compaction over every partition under `path` (spec §13), then retention when the policy is
+ * `compact,delete`. Every partition is compacted whatever its cleanup.policy says (the caller asked
+ * for it); a damaged partition is reported uncleanable and the others go on (B21).
+ * @throws KlxError `not-found` / `not-a-log-dir` for the path itself; per-partition failures are in the outcome.
+ */
+export function compact(path: string, opts: CompactionOptions & CleanerCallOptions = {}): CleanerOutcome {
+  const now = opts.now ?? Date.now();
+  return forEachPartition(path, opts, (dir, ctx) => (opts.dryRun ? planCompaction(dir, { ...opts, now }) : runCompaction(dir, { ...opts, now }, ctx)));
+}
+
+/** Undoes the latest run under `path` (see `undo.ts`). */
+export function undo(path: string, opts: { trashDir?: string; fault?: CleanerFaultHook } = {}): UndoResult {
+  return undoLastRun(path, { trashDir: opts.trashDir ?? defaultTrashDir(), ...(opts.fault ? { fault: opts.fault } : {}) });
+}
+
+/** Lists the trash. */
+export function trashEntries(trashDir: string = defaultTrashDir()): TrashEntryInfo[] {
+  return listTrash(trashDir);
+}
+
+/** Empties the trash (runs can no longer be undone). */
+export function emptyTheTrash(trashDir: string = defaultTrashDir(), ids?: readonly string[]): { removed: string[]; bytes: number } {
+  return emptyTrash(trashDir, ids);
+}
+
+export { planRetention, runRetention, planCompaction, runCompaction, undoLastRun, defaultTrashDir, newRunId };
+export type { RetentionOptions, CompactionOptions, UndoResult };

@@ -1,0 +1,40 @@
+/**
+ * Reading the batches of a segment the cleaner is about to map or rewrite (Kafka's
+ * `FileRecords.readInto` + `MemoryRecords.batches` in `Cleaner.cleanInto` / `buildOffsetMapForSegment`,
+ * and `growBuffersOrFail`'s corruption check).
+ *
+ * The cleaner must never rewrite what it cannot read: any bytes that are not a batch (a length field
+ * running past the end of the file, an unknown magic, garbage), and any batch whose CRC does not
+ * match, stop the cleaning of the partition with a KlxError naming the segment file, the byte
+ * position and the reason, phrased as the broker's ("log segment may be corrupt: ..."). Nothing has
+ * been changed at that point; other partitions are cleaned normally (B21).
+ */
+import { KlxError } from '../errors.ts';
+import { scanLogFile, type BatchEntry } from '../format/log-reader.ts';
+import type { LogSegment } from '../segment/log-segment.ts';
+
+/**
+ * The batches of `seg` from byte position `start`, checked (see the module comment).
+ * @param verifyCrc false only for a segment whose CRCs were checked earlier in the same round.
+ * @throws KlxError with the code of the damage (`truncated-batch`, `crc-mismatch`, `unknown-magic`,
+ *   `batch-length-out-of-range`, `corrupt-batch`...), `file` = the `.log` path and `position`.
+ */
+export function* sourceBatches(seg: LogSegment, start = 0, verifyCrc = true): Generator<BatchEntry> {
+  for (const e of scanLogFile(seg.files.log, { start, verifyCrc, resync: false })) {
+    if (e.type !== 'batch') {
+      throw new KlxError(e.code, `log segment may be corrupt: ${e.reason}`, { file: seg.files.log, position: e.position, details: { segment: seg.baseOffset.toString(), bytes: e.size } });
+    }
+    if (e.header.crcValid === false) {
+      throw new KlxError('crc-mismatch', `log segment may be corrupt: the batch at baseOffset ${e.header.baseOffset} fails its CRC-32C check`, { file: seg.files.log, position: e.header.position });
+    }
+    yield e;
+  }
+}
+
+/** Adds the file to a KlxError thrown while handling a batch of `seg` (record decoding errors carry only a position). */
+export function withSegmentFile(err: unknown, seg: LogSegment): unknown {
+  if (err instanceof KlxError && err.file === undefined) {
+    return new KlxError(err.code, `log segment may be corrupt: ${err.reason}`, { file: seg.files.log, position: err.position, cause: err });
+  }
+  return err;
+}

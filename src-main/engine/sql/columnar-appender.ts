@@ -1,0 +1,273 @@
+/**
+ * Bulk insert into a DuckDB table one column at a time: rows are written into typed arrays and
+ * handed to DuckDB as data chunks of `vector_size()` (2048) rows through its appender
+ * (`duckdb_append_data_chunk`, DuckDB's `Appender::AppendDataChunk`).
+ *
+ * Why not `DuckDBAppender.appendXxx` row by row, or the `DuckDBVector.setItem` wrappers: both cost
+ * several microseconds per value in JS (value objects, per-item caches), about 10 s for a million
+ * log records. Here fixed-width values go straight into `Int32Array`/`BigInt64Array`/`Uint8Array`
+ * columns that are copied into the chunk's vectors once per chunk (`copy_data_to_vector`), and each
+ * BLOB/VARCHAR value is one native call (`vector_assign_string_element_len`), which copies the bytes
+ * into the chunk's own string heap. The low-level calls come from `@duckdb/node-bindings`, loaded
+ * from where `@duckdb/node-api` resolves it, so both always share one native module and version.
+ *
+ * Invariants: every column of a row must be written (or set null) before {@link ColumnarAppender.endRow};
+ * a value written into a chunk is copied by DuckDB when the chunk is appended, so the caller's
+ * buffers may be reused right after `endRow`. Nothing is visible in the table before
+ * {@link ColumnarAppender.close} (or a full chunk) flushes it.
+ */
+import { createRequire } from 'node:module';
+import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { KlxError } from '../errors.ts';
+
+type Bindings = typeof import('@duckdb/node-bindings');
+type Vector = import('@duckdb/node-bindings').Vector;
+
+/** The native bindings `@duckdb/node-api` itself uses (same copy, same version). */
+const bindings: Bindings = (() => {
+  const requireHere = createRequire(import.meta.url);
+  return createRequire(requireHere.resolve('@duckdb/node-api'))('@duckdb/node-bindings') as Bindings;
+})();
+
+/**
+ * How a column is written:
+ * - `int32`: INTEGER; `int64`: BIGINT (bigint values); `bool`: BOOLEAN; `double`: DOUBLE;
+ * - `blob`: BLOB (bytes); `varchar`: VARCHAR (JS strings);
+ * - `headers`: `STRUCT(key VARCHAR, value BLOB)[]` (Kafka record headers; never NULL, `[]` when none).
+ */
+export type ColumnKind = 'int32' | 'int64' | 'bool' | 'double' | 'blob' | 'varchar' | 'headers';
+
+/** A Kafka record header as written into a `headers` column. */
+export interface HeaderValue {
+  key: string;
+  value: Uint8Array | null;
+}
+
+/** The DuckDB type of each kind, for `CREATE TABLE`. */
+export const SQL_TYPE_OF: Record<ColumnKind, string> = {
+  int32: 'INTEGER',
+  int64: 'BIGINT',
+  bool: 'BOOLEAN',
+  double: 'DOUBLE',
+  blob: 'BLOB',
+  varchar: 'VARCHAR',
+  headers: 'STRUCT("key" VARCHAR, "value" BLOB)[]',
+};
+
+const WIDTH: Record<ColumnKind, number> = { int32: 4, int64: 8, bool: 1, double: 8, blob: 0, varchar: 0, headers: 16 };
+
+/** State of a `headers` column within the current chunk. */
+interface ListState {
+  /** (offset, length) pairs per row: DuckDB's `list_entry_t` (two uint64). */
+  entries: BigUint64Array;
+  /** The same bytes as 32-bit words: values stay far below 2^32, so only the low words are written. */
+  words: Uint32Array;
+  /** Elements written so far in this chunk. */
+  size: number;
+  /** Elements the child vectors can hold without `list_vector_reserve`. */
+  capacity: number;
+  keys: Vector | null;
+  values: Vector | null;
+  /** Validity of the `value` child (1 bit per element), grown with the capacity. */
+  valueValidity: Uint8Array;
+  valueHasNull: boolean;
+}
+
+function listState(rows: number): ListState {
+  const entries = new BigUint64Array(rows * 2);
+  return { entries, words: new Uint32Array(entries.buffer), size: 0, capacity: 0, keys: null, values: null, valueValidity: new Uint8Array(0), valueHasNull: false };
+}
+
+/** True on little-endian hosts (every platform DuckDB ships for); list entries are written as 32-bit words there. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** See the module comment. */
+export class ColumnarAppender {
+  /** Rows per chunk (DuckDB's vector size). */
+  readonly chunkRows: number;
+  /** Rows appended so far (flushed or not). */
+  rowsAppended = 0;
+  private readonly kinds: ColumnKind[];
+  private readonly types: DuckDBType[];
+  private readonly data: (Int32Array | BigInt64Array | Float64Array | Uint8Array | null)[];
+  private readonly validity: Uint8Array[];
+  private readonly hasNull: boolean[];
+  private readonly lists: (ListState | null)[];
+  private chunk!: DuckDBDataChunk;
+  private vectors!: Vector[];
+  private row = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly appender: DuckDBAppender,
+    kinds: ColumnKind[],
+    private readonly table: string,
+  ) {
+    this.kinds = kinds;
+    this.chunkRows = bindings.vector_size();
+    const n = appender.columnCount;
+    if (n !== kinds.length) throw new KlxError('internal', `table ${table} has ${n} columns but ${kinds.length} column kinds were given`);
+    this.types = Array.from({ length: n }, (_, i) => appender.columnType(i));
+    const rows = this.chunkRows;
+    this.data = kinds.map((k) => (k === 'int32' ? new Int32Array(rows) : k === 'int64' ? new BigInt64Array(rows) : k === 'double' ? new Float64Array(rows) : k === 'bool' ? new Uint8Array(rows) : null));
+    this.validity = kinds.map(() => new Uint8Array(rows / 8).fill(0xff));
+    this.hasNull = kinds.map(() => false);
+    this.lists = kinds.map((k) => (k === 'headers' ? listState(rows) : null));
+    this.newChunk();
+  }
+
+  /**
+   * Opens an appender on `schema.table`, whose columns must be, in order, of the given kinds.
+   * @throws KlxError `internal` when the column count differs; DuckDB's error when the table is missing.
+   */
+  static async create(connection: DuckDBConnection, schema: string | null, table: string, kinds: ColumnKind[]): Promise<ColumnarAppender> {
+    const appender = await connection.createAppender(table, schema);
+    return new ColumnarAppender(appender, kinds, schema ? `${schema}.${table}` : table);
+  }
+
+  private newChunk(): void {
+    this.chunk = DuckDBDataChunk.create(this.types, this.chunkRows);
+    this.vectors = this.kinds.map((_, i) => bindings.data_chunk_get_vector(this.chunk.chunk, i));
+    for (const l of this.lists) {
+      if (!l) continue;
+      l.size = 0;
+      l.capacity = 0;
+      l.keys = null;
+      l.values = null;
+      l.valueHasNull = false;
+    }
+  }
+
+  /** Writes an INTEGER. */
+  int32(col: number, v: number): void {
+    (this.data[col] as Int32Array)[this.row] = v;
+  }
+
+  /** Writes a BIGINT. */
+  int64(col: number, v: bigint): void {
+    (this.data[col] as BigInt64Array)[this.row] = v;
+  }
+
+  /** Writes a DOUBLE. */
+  double(col: number, v: number): void {
+    (this.data[col] as Float64Array)[this.row] = v;
+  }
+
+  /** Writes a BOOLEAN. */
+  bool(col: number, v: boolean): void {
+    (this.data[col] as Uint8Array)[this.row] = v ? 1 : 0;
+  }
+
+  /** Writes a BLOB (copied), or NULL. */
+  blob(col: number, v: Uint8Array | null): void {
+    if (v === null) this.null(col);
+    else bindings.vector_assign_string_element_len(this.vectors[col]!, this.row, v);
+  }
+
+  /** Writes a VARCHAR, or NULL. */
+  varchar(col: number, v: string | null): void {
+    if (v === null) this.null(col);
+    else bindings.vector_assign_string_element(this.vectors[col]!, this.row, v);
+  }
+
+  /** Writes a `headers` list (`[]` for none). */
+  headers(col: number, hs: readonly HeaderValue[]): void {
+    const l = this.lists[col]!;
+    if (LITTLE_ENDIAN) {
+      l.words[this.row * 4] = l.size;
+      l.words[this.row * 4 + 2] = hs.length;
+    } else {
+      l.entries[this.row * 2] = BigInt(l.size);
+      l.entries[this.row * 2 + 1] = BigInt(hs.length);
+    }
+    if (hs.length === 0) return;
+    const vec = this.vectors[col]!;
+    const need = l.size + hs.length;
+    if (need > l.capacity || l.keys === null) {
+      const capacity = Math.max(need, l.capacity * 2, 64);
+      bindings.list_vector_reserve(vec, capacity);
+      const grown = new Uint8Array(Math.ceil(capacity / 64) * 8).fill(0xff);
+      grown.set(l.valueValidity.subarray(0, Math.min(l.valueValidity.length, grown.length)));
+      l.valueValidity = grown;
+      l.capacity = capacity;
+      const child = bindings.list_vector_get_child(vec);
+      l.keys = bindings.struct_vector_get_child(child, 0);
+      l.values = bindings.struct_vector_get_child(child, 1);
+    }
+    for (const h of hs) {
+      bindings.vector_assign_string_element(l.keys!, l.size, h.key);
+      if (h.value === null) {
+        l.valueValidity[l.size >> 3]! &= ~(1 << (l.size & 7));
+        l.valueHasNull = true;
+      } else bindings.vector_assign_string_element_len(l.values!, l.size, h.value);
+      l.size++;
+    }
+  }
+
+  /** Sets a column of the current row to NULL. */
+  null(col: number): void {
+    const v = this.validity[col]!;
+    v[this.row >> 3]! &= ~(1 << (this.row & 7));
+    this.hasNull[col] = true;
+  }
+
+  /** Ends the current row; appends the chunk to the table when it is full. */
+  endRow(): void {
+    this.row++;
+    this.rowsAppended++;
+    if (this.row === this.chunkRows) this.flushChunk();
+  }
+
+  private flushChunk(): void {
+    const n = this.row;
+    if (n === 0) return;
+    const raw = this.chunk.chunk;
+    bindings.data_chunk_set_size(raw, n);
+    for (let c = 0; c < this.kinds.length; c++) {
+      const vec = this.vectors[c]!;
+      const d = this.data[c];
+      if (d) bindings.copy_data_to_vector(vec, 0, d.buffer as ArrayBuffer, d.byteOffset, n * WIDTH[this.kinds[c]!]);
+      const l = this.lists[c];
+      if (l) {
+        bindings.copy_data_to_vector(vec, 0, l.entries.buffer as ArrayBuffer, l.entries.byteOffset, n * 16);
+        if (l.size > 0) {
+          if (l.valueHasNull) {
+            bindings.vector_ensure_validity_writable(l.values!);
+            bindings.copy_data_to_vector_validity(l.values!, 0, l.valueValidity.buffer as ArrayBuffer, l.valueValidity.byteOffset, Math.ceil(l.size / 64) * 8);
+            l.valueValidity.fill(0xff);
+          }
+          bindings.list_vector_set_size(vec, l.size);
+        }
+      }
+      if (this.hasNull[c]) {
+        const v = this.validity[c]!;
+        bindings.vector_ensure_validity_writable(vec);
+        bindings.copy_data_to_vector_validity(vec, 0, v.buffer as ArrayBuffer, v.byteOffset, v.byteLength);
+        v.fill(0xff);
+        this.hasNull[c] = false;
+      }
+    }
+    try {
+      this.appender.appendDataChunk(this.chunk);
+    } catch (err) {
+      throw new KlxError('internal', `appending ${n} rows to ${this.table} failed: ${(err as Error).message}`, { cause: err });
+    }
+    this.row = 0;
+    this.newChunk();
+  }
+
+  /**
+   * Appends what is buffered and closes the appender (the rows are then in the table).
+   * @throws KlxError `internal` when DuckDB refuses the data.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.flushChunk();
+    try {
+      this.appender.closeSync();
+    } catch (err) {
+      throw new KlxError('internal', `closing the appender of ${this.table} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}

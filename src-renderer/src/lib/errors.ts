@@ -1,0 +1,91 @@
+/**
+ * Errors as the UI shows them: a title per error code, the message, the file and byte position it
+ * concerns, and a way forward a support engineer can act on. Nothing fails silently: every failed
+ * call in the stores becomes a {@link UiError} shown in a notice.
+ */
+import { KlxApiError } from '../../../src-shared/client.ts';
+import type { ErrorCode, ErrorInfo } from '../../../src-shared/errors.ts';
+
+/** An error ready to show. */
+export interface UiError {
+  id: number;
+  /** What was being done, e.g. "Reading records of orders-0". */
+  context: string;
+  code: ErrorCode;
+  title: string;
+  message: string;
+  file?: string;
+  position?: number;
+  hint: string;
+}
+
+const TITLES: Record<ErrorCode, string> = {
+  'truncated-batch': 'Truncated batch',
+  'invalid-tail': 'Invalid bytes at the end of a segment',
+  'corrupt-region': 'Corrupt region in a segment',
+  'unknown-magic': 'Unknown record format (magic byte)',
+  'unknown-codec': 'Unknown compression codec',
+  'batch-length-out-of-range': 'Impossible batch length',
+  'corrupt-batch': 'Batch cannot be decoded',
+  'crc-mismatch': 'CRC mismatch',
+  'corrupt-index': 'Corrupt index file',
+  'corrupt-checkpoint': 'Unreadable checkpoint file',
+  'not-a-log-dir': 'Not a Kafka log directory',
+  'not-found': 'Not found',
+  'offset-out-of-range': 'Offset out of range',
+  locked: 'Folder locked by another writer',
+  'read-only': 'Opened read-only',
+  'invalid-config': 'Invalid configuration value',
+  'invalid-record': 'Record refused',
+  'invalid-argument': 'Invalid request',
+  cancelled: 'Cancelled',
+  'io-error': 'I/O error',
+  internal: 'Internal error',
+};
+
+const HINTS: Partial<Record<ErrorCode, string>> = {
+  'truncated-batch': 'The last batch of the segment is cut (a crash or an incomplete copy). The records before it are intact; `klx repair <partition>` truncates the cut batch as a broker does at startup.',
+  'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at recovery; `klx repair <partition>` does the same after a preview.',
+  'corrupt-region': 'Valid batches follow the damaged bytes. Run Verify to list every damaged region; copy the partition from a healthy replica if you can.',
+  'corrupt-batch': 'The batch frame and CRC are fine but its records cannot be decoded. Run Verify for the full list; the batches around it are still readable.',
+  'crc-mismatch': 'The bytes changed after the broker wrote them. Run Verify to list every damaged batch; prefer a copy from a healthy replica.',
+  'corrupt-index': 'A broker rebuilds a corrupt index at startup; `klx repair <partition>` rebuilds it here after a preview. Records are still readable without it.',
+  'corrupt-checkpoint': 'The file cannot be parsed; a broker falls back to full recovery. `klx repair` can rewrite it from the log.',
+  'not-a-log-dir': 'Open a broker log directory (holding meta.properties and <topic>-<partition> folders), one partition folder, or a folder of log directories.',
+  'not-found': 'The file or folder is gone or was never there. If files changed on disk, select the partition again to reload it.',
+  'offset-out-of-range': 'Pick an offset between logStartOffset and logEndOffset (shown above the table).',
+  'unknown-codec': 'The batch names a codec Kafka does not know (ids 5–7). The partition is damaged at that batch.',
+  'unknown-magic': 'The bytes at that position are not a Kafka batch. Run Verify to see where valid data resumes.',
+  'invalid-argument': 'Check the value typed; paths must lie inside a folder opened in this session.',
+  'io-error': 'The operating system refused the read (permissions, a disk error, a network file system). Check access to the file.',
+  'read-only': 'This window was opened read-only; nothing was changed.',
+  cancelled: 'The job was stopped; nothing was changed.',
+  internal: 'This is a bug in Kafka Log Explorer. The message above helps us fix it.',
+};
+
+let nextId = 1;
+
+/** Turns anything thrown by a call into a {@link UiError}. */
+export function toUiError(err: unknown, context: string): UiError {
+  const info: ErrorInfo =
+    err instanceof KlxApiError ? err.info : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+  const e: UiError = { id: nextId++, context, code: info.code, title: TITLES[info.code] ?? info.code, message: info.message, hint: HINTS[info.code] ?? '' };
+  if (info.file !== undefined) e.file = info.file;
+  if (info.position !== undefined) e.position = info.position;
+  return e;
+}
+
+/** The way forward for an error or finding code (also used for verify findings). */
+export function hintFor(code: string): string {
+  const findingHints: Record<string, string> = {
+    'missing-index': 'A broker rebuilds a missing index at startup; `klx repair <partition>` rebuilds it here. Reading works without it (slower seeks).',
+    'untrimmed-index': 'The index is still at its preallocated size; a broker trims it on roll or clean shutdown. `klx repair` trims it.',
+    'stale-index-entries': 'Entries left after a crash; `klx repair` rebuilds the index.',
+    'leftover-file': 'Left by an interrupted cleaner or deletion; a broker finishes or deletes it at startup. `klx repair` does the same after a preview.',
+    'orphan-index': 'An index without its .log; a broker deletes it at startup.',
+    'invalid-tail': HINTS['invalid-tail']!,
+    'zero-tail': 'Zero bytes after the last batch (preallocation or a crash). A broker truncates them at recovery; `klx repair` does too.',
+    'recovery-needed': 'No clean-shutdown marker: a broker re-validates these segments at startup. Normal after a crash or a copy of a running broker.',
+  };
+  return findingHints[code] ?? HINTS[code as ErrorCode] ?? '';
+}

@@ -1,0 +1,22 @@
+/**
+ * Monaco, loaded on demand by the inspector (a separate chunk: the first screen does not wait for
+ * it). Only the editor core, a few read-only conveniences (find, folding, bracket matching,
+ * clipboard) and the JSON language are bundled; workers are built by Vite from the package (never
+ * a CDN) and served by the app itself, as the CSP's `worker-src 'self' blob:` allows.
+ */
+import * as monaco from 'monaco-editor/editor/editor.api';
+import 'monaco-editor/features/find/register';
+import 'monaco-editor/features/folding/register';
+import 'monaco-editor/features/bracketMatching/register';
+import 'monaco-editor/features/clipboard/register';
+import 'monaco-editor/languages/features/json/register';
+import EditorWorker from 'monaco-editor/editor/editor.worker?worker';
+import JsonWorker from 'monaco-editor/languages/features/json/json.worker?worker';
+
+self.MonacoEnvironment = {
+  getWorker(_workerId: string, label: string): Worker {
+    return label === 'json' ? new JsonWorker() : new EditorWorker();
+  },
+};
+
+export { monaco };

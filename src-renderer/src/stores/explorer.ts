@@ -1,0 +1,211 @@
+/**
+ * The explorer's state: the app facts, the opened folders and their log directories (from
+ * `log.open`), the selected partition with its segments (`log.partition`), what the session learned
+ * by jobs (record counts per segment, holes, verify findings), the current view, and the error
+ * notices. Every failed call becomes a notice (file, position, way forward); nothing fails silently.
+ */
+import { defineStore } from 'pinia';
+import { computed, ref, shallowRef } from 'vue';
+import type { JobResult, Res } from '../../../src-shared/contract.ts';
+import type { LogDirSummary, PartitionSummary, SegmentRow } from '../../../src-shared/log-types.ts';
+import { KlxApiError } from '../../../src-shared/client.ts';
+import { api, client } from '../api/client.ts';
+import { toUiError, type UiError } from '../lib/errors.ts';
+import { useJobs } from './jobs.ts';
+
+/** The views of the main area. Cleanup, Edit and SQL are placeholders a colleague fills in. */
+export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql';
+
+/** An opened folder and what `log.open` found in it. */
+export interface OpenedRoot {
+  root: string;
+  logDirs: LogDirSummary[];
+  /** Set when the folder is opened in the session but is not a Kafka log. */
+  error: UiError | null;
+}
+
+export const useExplorer = defineStore('explorer', () => {
+  const info = ref<Res<'app.info'> | null>(null);
+  const answered = ref(false);
+  const opened = ref<string[]>([]);
+  const recent = ref<string[]>([]);
+  const roots = ref<OpenedRoot[]>([]);
+  const opening = ref(false);
+  const errors = ref<UiError[]>([]);
+  const view = ref<ViewName>('records');
+
+  const selectedDir = ref<string | null>(null);
+  const partition = shallowRef<PartitionSummary | null>(null);
+  const segments = shallowRef<SegmentRow[]>([]);
+  const partitionLoading = ref(false);
+  /** Results of jobs, by partition folder. */
+  const counts = shallowRef(new Map<string, JobResult<'log.countRecords'>>());
+  const holes = shallowRef(new Map<string, JobResult<'log.holes'>>());
+  const verifies = shallowRef(new Map<string, JobResult<'log.verify'>>());
+
+  const partitions = computed(() => roots.value.flatMap((r) => r.logDirs.flatMap((d) => d.partitions)));
+
+  /** Shows an error notice (deduplicated by code + message). */
+  function report(err: unknown, context: string): void {
+    if (err instanceof KlxApiError && err.code === 'cancelled') return;
+    const e = toUiError(err, context);
+    if (errors.value.some((x) => x.code === e.code && x.message === e.message)) return;
+    errors.value = [...errors.value.slice(-4), e];
+  }
+
+  function dismiss(id: number): void {
+    errors.value = errors.value.filter((e) => e.id !== id);
+  }
+
+  async function refreshFolders(): Promise<void> {
+    const f = await api['session.folders']({});
+    opened.value = f.opened;
+    recent.value = f.recent;
+  }
+
+  /** Loads app facts and opens (in the tree) the folders already opened in the session (e.g. `klx serve DIR`). */
+  async function init(): Promise<void> {
+    try {
+      info.value = await api['app.info']({});
+      await refreshFolders();
+    } catch (err) {
+      report(err, 'Starting');
+    } finally {
+      answered.value = true;
+    }
+    const initial = [...opened.value, ...(opened.value.length === 0 && info.value?.fixedRoots.length ? info.value.fixedRoots : [])];
+    for (const path of initial) await openFolder(path, { select: false });
+    const first = partitions.value.find((p) => p.logSize > 0) ?? partitions.value[0];
+    if (first && selectedDir.value === null) void select(first.dir);
+  }
+
+  /** Opens a folder: registers it in the session and lists its log directories. */
+  async function openFolder(path: string, opts: { select?: boolean } = {}): Promise<void> {
+    opening.value = true;
+    try {
+      const r = await api['log.open']({ path });
+      const entry: OpenedRoot = { root: r.root, logDirs: r.logDirs, error: null };
+      roots.value = [...roots.value.filter((x) => x.root !== r.root), entry];
+      opened.value = r.opened;
+      if (opts.select !== false) {
+        const first = r.logDirs.flatMap((d) => d.partitions).find((p) => p.logSize > 0) ?? r.logDirs[0]?.partitions[0];
+        if (first) await select(first.dir);
+      }
+    } catch (err) {
+      report(err, `Opening ${path}`);
+      // The folder may be opened in the session even when it is not a log: show it with its error.
+      await refreshFolders().catch(() => undefined);
+      if (opened.value.includes(path) && !roots.value.some((x) => x.root === path)) {
+        roots.value = [...roots.value, { root: path, logDirs: [], error: toUiError(err, `Opening ${path}`) }];
+      }
+    } finally {
+      opening.value = false;
+      await refreshFolders().catch(() => undefined);
+    }
+  }
+
+  /** Replaces a partition's summary in the tree (after a job taught us more). */
+  function updateSummary(p: PartitionSummary): void {
+    roots.value = roots.value.map((r) => ({ ...r, logDirs: r.logDirs.map((d) => ({ ...d, partitions: d.partitions.map((x) => (x.dir === p.dir ? p : x)) })) }));
+    if (partition.value?.dir === p.dir) partition.value = p;
+  }
+
+  /** Selects a partition: loads its summary and segments, and counts its records in the background. */
+  async function select(dir: string): Promise<void> {
+    if (selectedDir.value === dir && partition.value) return;
+    selectedDir.value = dir;
+    partition.value = partitions.value.find((p) => p.dir === dir) ?? null;
+    segments.value = [];
+    await refreshPartition();
+    if (!counts.value.has(dir)) void countRecords(dir);
+  }
+
+  /** Reloads the selected partition's summary and segment rows. */
+  async function refreshPartition(): Promise<void> {
+    const dir = selectedDir.value;
+    if (!dir) return;
+    partitionLoading.value = true;
+    try {
+      const r = await api['log.partition']({ dir });
+      if (selectedDir.value !== dir) return;
+      segments.value = r.segments;
+      updateSummary(r.partition);
+    } catch (err) {
+      report(err, `Reading partition ${dir}`);
+    } finally {
+      partitionLoading.value = false;
+    }
+  }
+
+  /** Starts (or reuses) a record count for a partition. */
+  async function countRecords(dir: string): Promise<void> {
+    const jobs = useJobs();
+    if (jobs.runningFor('log.countRecords', dir)) return;
+    try {
+      const r = await jobs.run('log.countRecords', { dir }, `Counting records of ${dir.split(/[\\/]/).pop()}`, `count:${dir}`);
+      counts.value = new Map(counts.value).set(dir, r);
+      const p = partitions.value.find((x) => x.dir === dir);
+      if (p) updateSummary({ ...p, counts: { records: r.records, controlRecords: r.controlRecords, batches: r.batches, emptyBatches: r.emptyBatches } });
+    } catch (err) {
+      report(err, `Counting records of ${dir}`);
+    }
+  }
+
+  /** Finds the holes of a partition (for the hole map). */
+  async function findHoles(dir: string): Promise<void> {
+    const jobs = useJobs();
+    if (jobs.runningFor('log.holes', dir)) return;
+    try {
+      const r = await jobs.run('log.holes', { dir, buckets: 2048 }, `Finding holes of ${dir.split(/[\\/]/).pop()}`, `holes:${dir}`);
+      holes.value = new Map(holes.value).set(dir, r);
+    } catch (err) {
+      report(err, `Finding holes of ${dir}`);
+    }
+  }
+
+  /** Verifies a partition; its health badge is refreshed afterwards. */
+  async function verify(dir: string, deep: boolean): Promise<void> {
+    const jobs = useJobs();
+    if (jobs.runningFor('log.verify', dir)) return;
+    try {
+      const r = await jobs.run('log.verify', { dir, deep }, `Verifying ${dir.split(/[\\/]/).pop()}`, `verify:${dir}`);
+      verifies.value = new Map(verifies.value).set(dir, r);
+      if (selectedDir.value === dir) await refreshPartition();
+    } catch (err) {
+      report(err, `Verifying ${dir}`);
+    }
+  }
+
+  /** Time until the selected partition's first records are on screen is measured by the bench. */
+  const selectedAt = ref(0);
+
+  return {
+    info,
+    answered,
+    opened,
+    recent,
+    roots,
+    opening,
+    errors,
+    view,
+    selectedDir,
+    partition,
+    segments,
+    partitionLoading,
+    counts,
+    holes,
+    verifies,
+    partitions,
+    selectedAt,
+    report,
+    dismiss,
+    init,
+    openFolder,
+    select,
+    refreshPartition,
+    countRecords,
+    findHoles,
+    verify,
+    client,
+  };
+});

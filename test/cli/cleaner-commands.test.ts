@@ -1,0 +1,130 @@
+/**
+ * `klx retention`, `klx compact`, `klx undo` and `klx trash` end to end through the real CLI:
+ * JSON results (segments, bytes and records before and after, log start offset, retained ranges),
+ * dry runs that change nothing, invalid flags refused with the reason (exit 2), an uncleanable
+ * partition reported with exit status 1, undo restoring every byte.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildPartition, rec, singles, tempDir } from '../support/log-builder.ts';
+import { REPO_ROOT } from '../support/real-data.ts';
+
+function klx(args: string[], trashDir: string): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', env: { ...process.env, KLX_TRASH_DIR: trashDir } });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+function files(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of readdirSync(dir).sort()) if (statSync(join(dir, n)).isFile()) out[n] = readFileSync(join(dir, n)).toString('base64');
+  return out;
+}
+
+function logWith3Segments(): { logDir: string; dir: string } {
+  const logDir = tempDir();
+  const dir = buildPartition(logDir, {
+    segments: [
+      { baseOffset: 0n, batches: singles(...Array.from({ length: 10 }, (_, i) => rec(`k${i}`, `a${i}`, 1000))) },
+      { baseOffset: 10n, batches: [{ baseOffset: 10n, records: [rec('k0', 'b0', 2000)] }, ...singles(...Array.from({ length: 9 }, (_, i) => rec(`k${i + 1}`, `b${i + 1}`, 2000)))] },
+      { baseOffset: 20n, batches: [{ baseOffset: 20n, records: [rec('k0', 'c', 99_000)] }, ...singles(rec('k1', 'c', 99_000), rec('k2', 'c', 99_000))] },
+    ],
+  });
+  return { logDir, dir };
+}
+
+describe('klx cleaner commands', () => {
+  it('klx retention --dry-run --json plans without touching; the run deletes, klx trash lists, klx undo restores every byte', () => {
+    const { logDir, dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    const before = files(dir);
+    const plan = klx(['retention', logDir, '--retention-ms', '1000', '--now', '100000', '--dry-run', '--json'], trashDir);
+    expect(plan.status).toBe(0);
+    const p = JSON.parse(plan.stdout);
+    expect(p.dryRun).toBe(true);
+    const rep = p.partitions[0].report;
+    expect(rep.segments.deleted.map((s: { baseOffset: number; records: number; bytes: number }) => [s.baseOffset, s.records])).toEqual([
+      [0, 10],
+      [10, 10],
+    ]);
+    expect(rep.before).toEqual({ segments: 2, bytes: rep.segments.deleted[0].bytes * 2, records: 20, batches: 20 });
+    expect(rep.after).toEqual({ segments: 0, bytes: 0, records: 0, batches: 0 });
+    expect([rep.log.logStartOffsetBefore, rep.logStartOffset]).toEqual([0, 20]);
+    expect(rep.retained).toEqual([[20, 22]]);
+    expect(rep.removed.retention).toEqual({ records: 20, ranges: [[0, 19]], truncated: false });
+    expect(files(dir)).toEqual(before);
+
+    const r = klx(['retention', logDir, '--retention-ms', '1000', '--now', '100000'], trashDir);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/deleted 00000000000000000000\.log: 720 bytes, 10 records/);
+    expect(readFileSync(join(logDir, 'log-start-offset-checkpoint'), 'utf8')).toBe('0\n1\ntest 0 20\n');
+    const t = klx(['trash', '--json'], trashDir);
+    const entries = JSON.parse(t.stdout).entries;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ operation: 'retention', state: 'committed', partitionDir: dir });
+    expect(entries[0].files).toHaveLength(6);
+
+    const u = klx(['undo', logDir], trashDir);
+    expect(u.status).toBe(0);
+    expect(u.stdout).toMatch(/undid retention .*restored 6 file\(s\)/);
+    expect(files(dir)).toEqual(before);
+    expect(klx(['trash'], trashDir).stdout).toMatch(/is empty/);
+  });
+
+  it('klx compact --json reports rewritten and new segments, removed records and retained ranges; klx trash --empty empties the trash', () => {
+    const { logDir, dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    const r = klx(['compact', dir, '--now', '100000', '--json'], trashDir);
+    expect(r.status).toBe(0);
+    const rep = JSON.parse(r.stdout).partitions[0].report;
+    expect(rep.segments.rewritten.map((s: { baseOffset: number }) => s.baseOffset)).toEqual([0, 10]);
+    expect(rep.segments.created.map((s: { baseOffset: number; records: number }) => [s.baseOffset, s.records])).toEqual([[0, 10]]); // k0–k2 in the active segment do not count (B04)
+    expect(rep.removed.superseded.records).toBe(10);
+    expect(rep.retained).toEqual([[10, 19]]);
+    expect(rep.holes).toEqual([[0, 9]]);
+    expect(rep.cleanerCheckpoint).toEqual({ before: null, after: 20 });
+    expect(readFileSync(join(logDir, 'cleaner-offset-checkpoint'), 'utf8')).toBe('0\n1\ntest 0 20\n');
+    const e = klx(['trash', '--empty'], trashDir);
+    expect(e.stdout).toMatch(/emptied .*: 1 entry/);
+    expect(klx(['undo', dir], trashDir).status).toBe(1);
+  });
+
+  it('invalid config values are refused with the reason and exit status 2', () => {
+    const { dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    const a = klx(['retention', dir, '--retention-bytes', '-5'], trashDir);
+    expect(a.status).toBe(2);
+    expect(a.stderr).toMatch(/retention\.bytes must be −1 or more, got -5/);
+    const b = klx(['compact', dir, '--delete-retention-ms', 'soon'], trashDir);
+    expect(b.status).toBe(2);
+    expect(b.stderr).toMatch(/delete\.retention\.ms must be an integer number of milliseconds, got "soon"/);
+    const c = klx(['compact', dir, '--segment-bytes', '-1'], trashDir);
+    expect(c.status).toBe(2);
+    expect(c.stderr).toMatch(/segment\.bytes must be at least 14/);
+    const d = klx(['compact', dir, '--rules', 'textbook'], trashDir);
+    expect(d.status).toBe(2);
+    expect(d.stderr).toMatch(/--rules must be kafka or classic/);
+  });
+
+  it('B21: klx compact over a log dir lists the uncleanable partition and exits 1; the other partition is compacted', () => {
+    const logDir = tempDir();
+    const dirA = buildPartition(logDir, { topic: 'a', segments: [{ baseOffset: 0n, batches: singles(rec('k', '1'), rec('k', '2')) }, { baseOffset: 2n, batches: [{ baseOffset: 2n, records: [rec('x', 'y')] }] }] });
+    const tail = Buffer.alloc(300);
+    tail.writeBigInt64BE(2n, 0);
+    tail.writeInt32BE(2_000_000, 8);
+    tail.writeInt8(2, 16);
+    const seg = join(dirA, '00000000000000000000.log');
+    writeFileSync(seg, Buffer.concat([readFileSync(seg), tail]));
+    buildPartition(logDir, { topic: 'b', segments: [{ baseOffset: 0n, batches: singles(rec('k', '1'), rec('k', '2')) }, { baseOffset: 2n, batches: [{ baseOffset: 2n, records: [rec('x', 'y')] }] }] });
+    const r = klx(['compact', logDir, '--now', '100000', '--json'], tempDir('klx-trash-'));
+    expect(r.status).toBe(1);
+    const out = JSON.parse(r.stdout);
+    const a = out.partitions.find((p: { topic: string }) => p.topic === 'a');
+    const b = out.partitions.find((p: { topic: string }) => p.topic === 'b');
+    expect(a.error.code).toBe('truncated-batch');
+    expect(a.error.message).toMatch(/so 2000012\) exceeds the 300 bytes left/);
+    expect(b.report.removed.superseded.records).toBe(1);
+    expect(r.stderr).toMatch(/1 partition\(s\) not done: a-0 \(truncated-batch\)/);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * Fixtures of the explorer's browser tests, on top of `../fixtures.ts` (the bridge serving the
+ * built renderer):
+ * - `realCopy`: a writable temp copy of one real broker-written data set (`../shared/kafka-real-data`
+ *   is read-only and never copied into the repository); tests that need it skip when it is absent;
+ * - `big`: the 5,000,000-record partition of `big-partition.ts`, generated once per worker into a
+ *   temp dir and removed at the end;
+ * - `damaged`: a partition with a truncated last batch and a missing offset index, built with the
+ *   test log builder.
+ * Pages are 1600 × 900 ({@link VIEWPORT}), a common support-desk screen.
+ */
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from '@playwright/test';
+import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
+import { buildPartition, rec, singles } from '../../support/log-builder.ts';
+import { REAL_DATA } from '../../support/real-data.ts';
+import { expect, test as base } from '../fixtures.ts';
+import { generateBigPartition, type BigPartition } from './big-partition.ts';
+
+export { expect };
+export { SCREENSHOTS } from '../fixtures.ts';
+
+/** Copies a real data set into a fresh temp dir (made writable so it can be removed). */
+export function copyRealData(caseName: string): { dir: string; remove: () => void } {
+  const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-real-')));
+  const dir = join(tmp, caseName);
+  cpSync(join(REAL_DATA, caseName), dir, { recursive: true });
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) chmodSync(join(e.parentPath, e.name), e.isDirectory() ? 0o755 : 0o644);
+  chmodSync(dir, 0o755);
+  return { dir, remove: () => rmSync(tmp, { recursive: true, force: true }) };
+}
+
+export const HAVE_REAL_DATA = existsSync(REAL_DATA);
+
+interface ExplorerFixtures {
+  /** A damaged partition: `<logDir>/payments-0` (truncated last batch, no .index). */
+  damaged: { logDir: string; dir: string; cutAt: number };
+}
+
+interface WorkerFixtures {
+  big: BigPartition;
+}
+
+export const test = base.extend<ExplorerFixtures, WorkerFixtures>({
+  big: [
+    async ({}, use) => {
+      const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-big-')));
+      const big = generateBigPartition(join(tmp, 'broker-1'));
+      await use(big);
+      rmSync(tmp, { recursive: true, force: true });
+    },
+    { scope: 'worker', timeout: 180_000 },
+  ],
+  damaged: async ({}, use) => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-dmg-')));
+    const logDir = join(tmp, 'kafka-logs');
+    const records = Array.from({ length: 40 }, (_, i) => rec(`order-${1000 + i}`, JSON.stringify({ order: 1000 + i, amount: (i * 7.25).toFixed(2), currency: 'EUR' }), 1_717_000_000_000 + i * 1000));
+    const cut = encodeBatch({ baseOffset: 40n, records: [rec('order-1040', '{"order":1040,"amount":"290.00"}', 1_717_000_040_000)] });
+    const tail = cut.subarray(0, cut.length - 23);
+    const dir = buildPartition(logDir, { topic: 'payments', segments: [{ batches: singles(...records), tail, noIndex: true }] }, { highWatermark: 40n, recoveryPoint: 0n });
+    const size = (await import('node:fs')).statSync(join(dir, '00000000000000000000.log')).size;
+    await use({ logDir, dir, cutAt: size - tail.length });
+    rmSync(tmp, { recursive: true, force: true });
+  },
+});
+
+/** The page size of every explorer test (each spec file calls `test.use({ viewport: VIEWPORT })`). */
+export const VIEWPORT = { width: 1600, height: 900 };
+
+/** Opens the app on `bridge.url`, waits for it, and opens `path` through the folder field. */
+export async function openFolder(page: Page, url: string, path: string): Promise<void> {
+  await page.goto(url);
+  await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+  await page.getByTestId('folder-input').fill(path);
+  await page.getByTestId('folder-input').press('Enter');
+  await expect(page.getByTestId('opened-folders')).toContainText(path);
+}
+
+/** Selects a partition in the log tree by folder name (showing empty partitions if needed). */
+export async function selectPartition(page: Page, name: string): Promise<void> {
+  const node = page.locator(`[data-testid=tree-partition][data-name="${name}"]`);
+  if ((await node.count()) === 0) await page.getByTestId('hide-empty').uncheck();
+  await node.click();
+  await expect(page.getByTestId('partition-header')).toContainText(name.replace(/-(\d+)$/, ''));
+}
+
+/** The offsets of the record rows on screen. */
+export async function visibleOffsets(page: Page): Promise<string[]> {
+  return page.locator('[data-testid=record-row]').evaluateAll((els) => els.map((e) => e.getAttribute('data-offset') ?? ''));
+}

@@ -1,0 +1,161 @@
+/**
+ * The table cache: an unchanged folder reuses its DuckDB file (nothing read from the logs), any
+ * change (append, checkpoint, value cap) builds a new one and drops the old state, a crash mid-build
+ * (leftover `.building-` file) or a damaged cache file never passes for a complete table set, a
+ * folder that changes while it is read is not cached, and the log folder itself is never written.
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
+import { openPath } from '../../../src-main/engine/log/log-dir.ts';
+import { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
+import { cacheKey, defaultCacheDir, folderFingerprint, prepareLogTables } from '../../../src-main/engine/sql/table-cache.ts';
+import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
+import { openSql, scalar } from './sql-test-helpers.ts';
+
+function folderState(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const p = join(e.parentPath, e.name);
+      const st = statSync(p);
+      return `${p} ${st.size} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
+const dbFiles = (cacheDir: string) => readdirSync(cacheDir).filter((n) => n.endsWith('.duckdb')).sort();
+
+describe('table cache', () => {
+  it('an unchanged folder reuses its file; an append builds a new one and removes the old state; the folder is never written', async () => {
+    const logDir = tempDir();
+    const dir = buildPartition(logDir, { segments: [{ batches: singles(rec('a', '1'), rec('b', '2')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    const before = folderState(logDir);
+
+    const first = await openSql(dir, { cacheDir });
+    expect([first.reused, first.buildSummary?.records]).toEqual([false, 2]);
+    const firstFile = first.dbPath;
+    first.close();
+    expect(dbFiles(cacheDir)).toEqual([firstFile.slice(cacheDir.length + 1)]);
+
+    const second = await openSql(dir, { cacheDir });
+    expect([second.reused, second.buildSummary, second.dbPath]).toEqual([true, null, firstFile]);
+    expect(await scalar(second, 'SELECT count(*) FROM records')).toBe(2n);
+    second.close();
+    expect(folderState(logDir)).toEqual(before);
+
+    appendFileSync(join(dir, '00000000000000000000.log'), encodeBatch({ baseOffset: 2n, records: [rec('a', '3')] }));
+    const third = await openSql(dir, { cacheDir });
+    expect(third.reused).toBe(false);
+    expect(third.dbPath).not.toBe(firstFile);
+    expect(await scalar(third, `SELECT value_text FROM state WHERE key_text = 'a'`)).toBe('3');
+    third.close();
+    expect(dbFiles(cacheDir)).toEqual([third.dbPath.slice(cacheDir.length + 1)]);
+  });
+
+  it('a checkpoint change (log-start-offset-checkpoint) or another value cap is another state', async () => {
+    const logDir = tempDir();
+    const dir = buildPartition(logDir, { segments: [{ batches: singles(rec('a', '1'), rec('b', '2'), rec('c', '3')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    const fp = folderFingerprint(openPath(dir));
+    expect(fp).toMatch(/^[0-9a-f]{64}$/);
+    expect(folderFingerprint(openPath(dir))).toBe(fp);
+    expect(folderFingerprint(openPath(dir), 10)).not.toBe(fp);
+
+    const s1 = await openSql(dir, { cacheDir });
+    expect(await scalar(s1, 'SELECT log_start_offset FROM partitions')).toBe(0n);
+    s1.close();
+    writeFileSync(join(logDir, 'log-start-offset-checkpoint'), '0\n1\ntest 0 2\n');
+    expect(folderFingerprint(openPath(dir))).not.toBe(fp);
+    const s2 = await openSql(dir, { cacheDir });
+    expect(s2.reused).toBe(false);
+    expect(await scalar(s2, 'SELECT log_start_offset FROM partitions')).toBe(2n);
+    expect(await scalar(s2, 'SELECT count(*) FROM state')).toBe(1n);
+    s2.close();
+    const s3 = await openSql(dir, { cacheDir, valueCapBytes: 1 });
+    expect(s3.reused).toBe(false);
+    expect(await scalar(s3, `SELECT value FROM records WHERE key_text = 'c'`)).toEqual(Buffer.from('3'));
+  });
+
+  it('rebuild: true builds even when a cache file exists', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    (await openSql(dir, { cacheDir })).close();
+    const again = await openSql(dir, { cacheDir, rebuild: true });
+    expect(again.reused).toBe(false);
+    expect(dbFiles(cacheDir)).toHaveLength(1);
+  });
+
+  it('a crash mid-build leaves only a .building- file: ignored, removed once its process is gone, and the tables are built again', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    const root = openPath(dir).root;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const key = cacheKey(root);
+    const state = folderFingerprint(openPath(dir)).slice(0, 16);
+    const leftover = `${key}-${state}.building-${dead}-0badc0de.duckdb`;
+    const live = `${key}-${state}.building-${process.pid}-0badc0df.duckdb`;
+    writeFileSync(join(cacheDir, leftover), 'half a database');
+    writeFileSync(join(cacheDir, `${leftover}.wal`), 'half a wal');
+    writeFileSync(join(cacheDir, live), 'another build of this process, still running');
+    const s = await openSql(dir, { cacheDir });
+    expect(s.reused).toBe(false);
+    expect(await scalar(s, 'SELECT count(*) FROM records')).toBe(1n);
+    expect(readdirSync(cacheDir).sort()).toEqual([`${key}-${state}.duckdb`, live].sort());
+  });
+
+  it('a damaged cache file under the final name is not trusted: the tables are built again', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1'), rec('a', '2')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    const s = await openSql(dir, { cacheDir });
+    const file = s.dbPath;
+    s.close();
+    writeFileSync(file, Buffer.alloc(4096, 7));
+    const again = await openSql(dir, { cacheDir });
+    expect([again.reused, again.dbPath]).toEqual([false, file]);
+    expect(await scalar(again, 'SELECT value_text FROM state')).toBe('2');
+  });
+
+  it('a folder that changes while it is read is not cached: the tables are used once and deleted', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    let appended = false;
+    const prepared = await prepareLogTables(dir, {
+      cacheDir,
+      onProgress: () => {
+        if (appended) return;
+        appended = true;
+        appendFileSync(join(dir, '00000000000000000000.log'), encodeBatch({ baseOffset: 1n, records: [rec('b', '2')] }));
+      },
+    });
+    expect([prepared.persistent, prepared.reused]).toEqual([false, false]);
+    expect(prepared.dbPath).toContain('.building-');
+    prepared.release();
+    expect(dbFiles(cacheDir)).toEqual([]);
+    const s = await openSql(dir, { cacheDir });
+    expect(await scalar(s, 'SELECT count(*) FROM records')).toBe(2n);
+  });
+
+  it('two sessions read the same cache file at once', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1'), rec('b', '2')) }] });
+    const cacheDir = tempDir('klx-sql-cache-');
+    const a = await openSql(dir, { cacheDir });
+    const b = await SqlSession.open(dir, { cacheDir });
+    try {
+      expect(b.reused).toBe(true);
+      expect(await Promise.all([scalar(a, 'SELECT count(*) FROM state'), scalar(b, 'SELECT count(*) FROM records')])).toEqual([2n, 2n]);
+    } finally {
+      b.close();
+    }
+  });
+
+  it('the default cache folder follows XDG_CACHE_HOME, else ~/.cache', () => {
+    expect(defaultCacheDir({ XDG_CACHE_HOME: '/x/cache' })).toBe('/x/cache/kafka-log-explorer');
+    expect(defaultCacheDir({})).toMatch(/\.cache\/kafka-log-explorer$/);
+    expect(cacheKey('/a')).toMatch(/^[0-9a-f]{16}$/);
+    expect(cacheKey('/a')).not.toBe(cacheKey('/b'));
+  });
+});
