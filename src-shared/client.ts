@@ -77,7 +77,7 @@ export function createClient(transport: Transport): KlxClient {
         signal?.removeEventListener('abort', cancel);
       };
       const handle = (event: KlxEvent): void => {
-        if (event.type === 'session.opened' || event.jobId !== id) return;
+        if ((event.type !== 'job.progress' && event.type !== 'job.end') || event.jobId !== id) return;
         if (event.type === 'job.progress') {
           onProgress?.(event);
         } else {

@@ -143,7 +143,15 @@ export const contract = {
   'session.folders': call({
     doc: 'The folders opened in this session and the recent folders (most recent first).',
     request: empty,
-    response: z.object({ opened: z.array(z.string()), recent: z.array(z.string()) }),
+    /** `writeMode`: whether "Open for writing" is on (see session.setWriteMode). */
+    response: z.object({ opened: z.array(z.string()), recent: z.array(z.string()), writeMode: z.boolean() }),
+    write: false,
+  }),
+
+  'session.setWriteMode': call({
+    doc: 'Switches "Open for writing" for this session: write methods (cleanup.run, edit.append, ...) are refused with `read-only` until it is on. Refused with `read-only` when the app or bridge itself is read-only; switching it off is always allowed.',
+    request: z.strictObject({ enabled: z.boolean() }),
+    response: z.object({ enabled: z.boolean() }),
     write: false,
   }),
 
@@ -385,6 +393,18 @@ export const contract = {
     }),
     write: false,
   }),
+
+  // -------------------------------------------------------------------------------------------
+  // cleanup.*: retention and compaction from the app (handlers in src-main/api/cleanup.ts).
+  // CLEANUP-ENTRIES
+
+  // -------------------------------------------------------------------------------------------
+  // edit.*: appending records and rolling segments (handlers in src-main/api/edit.ts).
+  // EDIT-ENTRIES
+
+  // -------------------------------------------------------------------------------------------
+  // sql.*: SQL over the opened folder with DuckDB (handlers in src-main/api/sql.ts).
+  // SQL-ENTRIES
 } as const satisfies Record<string, MethodSpec>;
 
 /** The contract's type. */
@@ -425,7 +445,8 @@ export function isJobMethod(name: MethodName): name is JobMethodName {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Events (main → renderer): job progress, job end, folder opened (e.g. from the app menu).
+// Events (main → renderer): job progress, job end, folder opened (e.g. from the app menu), write
+// mode switched, partition files changed.
 
 /** A job's progress; sent at most every few tens of milliseconds per job, and on each phase change. */
 export const jobProgressEvent = z.object({
@@ -444,14 +465,25 @@ export const jobEndEvent = z.discriminatedUnion('ok', [
 /** A folder was opened in the session (by `session.open` or by the main process' menu). */
 export const sessionOpenedEvent = z.object({ type: z.literal('session.opened'), path: z.string() });
 
+/** "Open for writing" was switched on or off (see `session.setWriteMode`). */
+export const sessionWriteModeEvent = z.object({ type: z.literal('session.writeMode'), enabled: z.boolean() });
+
+/**
+ * Files of these partition folders changed (a cleanup ran or was undone, records were appended, a
+ * segment rolled): views showing them reload. `dirs` are real partition folder paths.
+ */
+export const logChangedEvent = z.object({ type: z.literal('log.changed'), dirs: z.array(z.string()), reason: z.string().max(200) });
+
 /** Any event the main process sends to the renderer. */
-export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent]);
+export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent, sessionWriteModeEvent, logChangedEvent]);
 
 export type JobProgress = z.infer<typeof jobProgress>;
 export type JobSummary = z.infer<typeof jobSummary>;
 export type JobProgressEvent = z.infer<typeof jobProgressEvent>;
 export type JobEndEvent = z.infer<typeof jobEndEvent>;
 export type SessionOpenedEvent = z.infer<typeof sessionOpenedEvent>;
+export type SessionWriteModeEvent = z.infer<typeof sessionWriteModeEvent>;
+export type LogChangedEvent = z.infer<typeof logChangedEvent>;
 export type KlxEvent = z.infer<typeof klxEvent>;
 export type { ErrorInfo };
 

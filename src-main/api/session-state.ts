@@ -31,6 +31,7 @@ export function memoryRecentStore(limit = 10): RecentStore {
 /** Opened folders of a session. */
 export class SessionState {
   private readonly openedFolders: string[] = [];
+  private writeModeOn = false;
 
   constructor(
     private readonly events: EventHub,
@@ -59,6 +60,35 @@ export class SessionState {
     if (!this.openedFolders.includes(real)) this.openedFolders.push(real);
     this.recent.add(real);
     this.events.emit({ type: 'session.opened', path: real });
+    return real;
+  }
+
+  /** Whether "Open for writing" is on for this session (off when the session starts). */
+  get writeMode(): boolean {
+    return this.writeModeOn;
+  }
+
+  /**
+   * Switches "Open for writing". Turning it on in a read-only app or bridge throws `read-only`;
+   * turning it off always succeeds. Emits `session.writeMode`.
+   */
+  setWriteMode(enabled: boolean, call: CallContext): boolean {
+    if (enabled && call.readOnly) throw new KlxError('read-only', 'this window is read-only: it cannot be switched to "Open for writing"');
+    if (this.writeModeOn !== enabled) {
+      this.writeModeOn = enabled;
+      this.events.emit({ type: 'session.writeMode', enabled });
+    }
+    return this.writeModeOn;
+  }
+
+  /**
+   * Like {@link resolve}, for a method that changes files: also requires "Open for writing" to be on
+   * (and the call not read-only). Errors: `read-only` naming the path, `invalid-argument` as resolve.
+   */
+  async resolveForWriting(path: string, call: CallContext): Promise<string> {
+    const real = await this.resolve(path, call);
+    if (call.readOnly) throw new KlxError('read-only', `this window is read-only: ${real} cannot be changed`, { file: real });
+    if (!this.writeModeOn) throw new KlxError('read-only', `${real} is opened read-only: switch on "Open for writing" to change it`, { file: real });
     return real;
   }
 

@@ -13,6 +13,8 @@ export function sessionHandlers(ctx: ApiContext): DomainHandlers<'session'> {
       return { path, opened: ctx.session.opened() };
     },
     /** Opened and recent folders. */
-    'session.folders': async () => ({ opened: ctx.session.opened(), recent: ctx.session.recent.list() }),
+    'session.folders': async () => ({ opened: ctx.session.opened(), recent: ctx.session.recent.list(), writeMode: ctx.session.writeMode }),
+    /** Switches "Open for writing". Errors: `read-only` when enabling in a read-only app or bridge. */
+    'session.setWriteMode': async (req, call) => ({ enabled: ctx.session.setWriteMode(req.enabled, call) }),
   };
 }

@@ -40,6 +40,11 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'relative', request: { path: 'data' } },
   ],
   'session.folders': [{ name: 'valid', request: {} }],
+  'session.setWriteMode': [
+    { name: 'switch on', request: { enabled: true } },
+    { name: 'switch off', request: { enabled: false } },
+    { name: 'wrong type', request: { enabled: 'yes' } },
+  ],
   'job.cancel': [
     { name: 'unknown job', request: { jobId: 'no-such-job' } },
     { name: 'malformed id', request: { jobId: '../etc' } },
@@ -88,6 +93,9 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'a hit', request: { dir: orders, text: 'B' } },
     { name: 'empty text', request: { dir: orders, text: '' } },
   ],
+  // CLEANUP-ROWS
+  // EDIT-ROWS
+  // SQL-ROWS
 };
 
 let bridge: Bridge;

@@ -12,6 +12,8 @@ import { KlxApiError } from '../../../src-shared/client.ts';
 import { api, client } from '../api/client.ts';
 import { toUiError, type UiError } from '../lib/errors.ts';
 import { useJobs } from './jobs.ts';
+import { useRecords } from './records.ts';
+import { useSettings } from './settings.ts';
 
 /** The views of the main area. Cleanup, Edit and SQL are placeholders a colleague fills in. */
 export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql';
@@ -61,6 +63,50 @@ export const useExplorer = defineStore('explorer', () => {
     const f = await api['session.folders']({});
     opened.value = f.opened;
     recent.value = f.recent;
+    useSettings().writeMode = f.writeMode;
+  }
+
+  /**
+   * Switches "Open for writing" in the main process (`session.setWriteMode`); the switch shows what
+   * main answered. Errors (a read-only window) become a notice.
+   */
+  async function setWriteMode(enabled: boolean): Promise<void> {
+    try {
+      useSettings().writeMode = (await api['session.setWriteMode']({ enabled })).enabled;
+    } catch (err) {
+      report(err, enabled ? 'Opening for writing' : 'Switching to read-only');
+    }
+  }
+
+  /**
+   * Files of these partition folders changed (a `log.changed` event after a cleanup, an undo, an
+   * append or a roll): reloads their summaries in the tree, drops what jobs learned about the old
+   * files, and reloads the selected partition's segments and records.
+   */
+  async function reloadDirs(dirs: readonly string[]): Promise<void> {
+    const changed = new Set(dirs);
+    const drop = <T,>(m: Map<string, T>): Map<string, T> => new Map([...m].filter(([d]) => !changed.has(d)));
+    counts.value = drop(counts.value);
+    holes.value = drop(holes.value);
+    verifies.value = drop(verifies.value);
+    for (const r of roots.value) {
+      if (!r.logDirs.some((d) => d.partitions.some((p) => changed.has(p.dir)))) continue;
+      try {
+        const again = await api['log.open']({ path: r.root });
+        roots.value = roots.value.map((x) => (x.root === again.root ? { root: again.root, logDirs: again.logDirs, error: null } : x));
+      } catch (err) {
+        report(err, `Reloading ${r.root}`);
+      }
+    }
+    const sel = selectedDir.value;
+    if (sel && changed.has(sel)) {
+      partition.value = partitions.value.find((p) => p.dir === sel) ?? partition.value;
+      await refreshPartition();
+      void countRecords(sel);
+      if (view.value === 'holes') void findHoles(sel);
+      const records = useRecords();
+      if (records.dir === sel && partition.value) await records.open(sel, partition.value.topic);
+    }
   }
 
   /** Loads app facts and opens (in the tree) the folders already opened in the session (e.g. `klx serve DIR`). */
@@ -206,6 +252,8 @@ export const useExplorer = defineStore('explorer', () => {
     countRecords,
     findHoles,
     verify,
+    setWriteMode,
+    reloadDirs,
     client,
   };
 });

@@ -1,7 +1,7 @@
 /**
  * UI settings: theme (system / light / dark, applied as `data-theme` on <html> and following
- * prefers-color-scheme in "system"), the "Open for writing" request (writes come later: the state
- * is kept and shown, nothing writes yet), and view preferences. Persisted in localStorage.
+ * prefers-color-scheme in "system"), the "Open for writing" state mirrored from the main process,
+ * and view preferences. Persisted in localStorage.
  */
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
@@ -39,7 +39,7 @@ export const useSettings = defineStore('settings', () => {
   const sideWidth = ref(saved.sideWidth ?? 264);
   const inspectorWidth = ref(saved.inspectorWidth ?? Math.round(Math.min(420, Math.max(320, window.innerWidth * 0.25))));
   const timestampFormat = ref<TimestampFormat>(saved.timestampFormat ?? 'iso');
-  /** The user asked to open folders for writing (default read-only). Writes are not implemented yet. */
+  /** "Open for writing" as the main process last reported it (default off; see `session.setWriteMode`). */
   const writeMode = ref(false);
   const systemDark = ref(typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches);
   if (typeof matchMedia === 'function') {
