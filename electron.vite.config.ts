@@ -3,13 +3,19 @@ import { defineConfig } from 'electron-vite';
 import vue from '@vitejs/plugin-vue';
 
 /**
+ * Where the builds go: `out/` unless `KLX_OUT_DIR` names another folder (so that several checkouts'
+ * or several people's end-to-end runs on one machine do not rebuild each other's page mid-test).
+ */
+const OUT = process.env.KLX_OUT_DIR ? resolve(process.env.KLX_OUT_DIR) : resolve(__dirname, 'out');
+
+/**
  * Three builds: the Electron main process (ESM), the sandboxed preload (must be CommonJS in a
  * sandboxed renderer, so `[name].cjs`), and the Vue renderer, which the loopback bridge also serves.
  */
 export default defineConfig({
   main: {
     build: {
-      outDir: 'out/main',
+      outDir: resolve(OUT, 'main'),
       lib: { entry: resolve(__dirname, 'src-main/electron/main.ts'), formats: ['es'] },
       rolldownOptions: {
         external: ['electron', 'snappy', 'lz4-napi', 'zstd-napi', '@node-rs/crc32', '@duckdb/node-api'],
@@ -18,7 +24,7 @@ export default defineConfig({
   },
   preload: {
     build: {
-      outDir: 'out/preload',
+      outDir: resolve(OUT, 'preload'),
       lib: { entry: resolve(__dirname, 'src-main/electron/preload.ts'), formats: ['cjs'], fileName: () => 'preload.cjs' },
       // A sandboxed preload can require only 'electron' (and a few built-ins): bundle everything
       // else it imports (the contract's method list, hence zod).
@@ -30,7 +36,7 @@ export default defineConfig({
     root: resolve(__dirname, 'src-renderer'),
     plugins: [vue()],
     build: {
-      outDir: resolve(__dirname, 'out/renderer'),
+      outDir: resolve(OUT, 'renderer'),
       emptyOutDir: true,
       rolldownOptions: { input: resolve(__dirname, 'src-renderer/index.html') },
     },

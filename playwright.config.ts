@@ -8,7 +8,7 @@ import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: 'test/e2e',
   globalSetup: './test/e2e/global-setup.ts',
-  outputDir: 'test-results',
+  outputDir: process.env.KLX_OUT_DIR ? `${process.env.KLX_OUT_DIR}/test-results` : 'test-results',
   workers: 1,
   fullyParallel: false,
   forbidOnly: !!process.env.CI,

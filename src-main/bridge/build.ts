@@ -4,15 +4,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KlxError } from '../engine/errors.ts';
 
 /** The repository root (two levels above this file). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The built renderer folder of the repository. */
-export const RENDERER_DIR = join(REPO_ROOT, 'out', 'renderer');
+/** The built renderer folder: `out/renderer` of the repository, or `$KLX_OUT_DIR/renderer` (see `electron.vite.config.ts`). */
+export const RENDERER_DIR = join(process.env.KLX_OUT_DIR ? resolve(process.env.KLX_OUT_DIR) : join(REPO_ROOT, 'out'), 'renderer');
 
 /** The newest modification time (ms) of the files under `dir`, 0 when it does not exist. */
 function newestMtime(dir: string): number {
