@@ -9,14 +9,19 @@ import vue from '@vitejs/plugin-vue';
 const OUT = process.env.KLX_OUT_DIR ? resolve(process.env.KLX_OUT_DIR) : resolve(__dirname, 'out');
 
 /**
- * Three builds: the Electron main process (ESM), the sandboxed preload (must be CommonJS in a
+ * Three builds: the Electron main process (ESM; plus its cleaner worker entry), the sandboxed preload (must be CommonJS in a
  * sandboxed renderer, so `[name].cjs`), and the Vue renderer, which the loopback bridge also serves.
  */
 export default defineConfig({
   main: {
     build: {
       outDir: resolve(OUT, 'main'),
-      lib: { entry: resolve(__dirname, 'src-main/electron/main.ts'), formats: ['es'] },
+      // Two entries: the main process, and the cleaner worker it starts in a worker thread
+      // (`src-main/api/cleaner-worker-runner.ts` looks for `cleaner-worker.js` next to `main.js`).
+      lib: {
+        entry: { main: resolve(__dirname, 'src-main/electron/main.ts'), 'cleaner-worker': resolve(__dirname, 'src-main/api/cleaner-worker.ts') },
+        formats: ['es'],
+      },
       rolldownOptions: {
         external: ['electron', 'snappy', 'lz4-napi', 'zstd-napi', '@node-rs/crc32', '@duckdb/node-api'],
       },

@@ -10,7 +10,7 @@
  *
  * Both decoders read the file through the same `FileSource` in the same 1 MiB windows.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { crc32c } from '../src-main/engine/format/crc.ts';
@@ -18,7 +18,7 @@ import { DEFAULT_CHUNK_SIZE, FileSource, scanLogFile } from '../src-main/engine/
 import { encodeBatch, type RecordSpec } from '../src-main/engine/format/record-batch.ts';
 import { V2_HEADER_SIZE, type Compression } from '../src-main/engine/format/types.ts';
 import { sizeOfVarint, sizeOfVarlong } from '../src-main/engine/format/varint.ts';
-import { collectGarbage, fmt3, fmtInt, median, printTable, progress, timeIt, type BenchOptions } from './lib.ts';
+import { ALNUM, cachedMeta, ChunkedFileWriter, collectGarbage, fmt3, fmtInt, median, prng, printTable, progress, timeIt, type BenchOptions } from './lib.ts';
 
 // ---------------------------------------------------------------------------------------------
 // kafkajs internals (CommonJS, untyped): the decoder its Fetch path uses for magic-2 batches.
@@ -60,18 +60,6 @@ interface DataMeta {
   files: Record<'none' | 'gzip', { path: string; size: number }>;
 }
 
-/** mulberry32: a small deterministic PRNG (uint32 → [0, 1)). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const EVENTS = ['page_view', 'click', 'add_to_cart', 'checkout', 'search', 'login', 'logout', 'scroll'];
 
 /** Bytes a record with these fields takes in the records area (length varint included). */
@@ -96,18 +84,12 @@ function dataFiles(dir: string, p: DataParams): { meta: string; none: string; gz
 }
 
 function loadMeta(dir: string, p: DataParams): DataMeta | null {
-  const f = dataFiles(dir, p);
-  if (!existsSync(f.meta)) return null;
-  try {
-    const meta = JSON.parse(readFileSync(f.meta, 'utf8')) as DataMeta;
-    if (JSON.stringify(meta.params) !== JSON.stringify(p)) return null;
-    for (const c of ['none', 'gzip'] as const) {
-      if (!existsSync(meta.files[c].path) || statSync(meta.files[c].path).size !== meta.files[c].size) return null;
-    }
-    return meta;
-  } catch {
-    return null;
+  const meta = cachedMeta<DataMeta>(dataFiles(dir, p).meta, p);
+  if (!meta) return null;
+  for (const c of ['none', 'gzip'] as const) {
+    if (!existsSync(meta.files[c].path) || statSync(meta.files[c].path).size !== meta.files[c].size) return null;
   }
+  return meta;
 }
 
 /** Writes both segments, batch by batch (bounded memory: ~4 MiB of pending output per file). */
@@ -117,17 +99,7 @@ function generate(dir: string, p: DataParams): DataMeta {
   const batchBytes = V2_HEADER_SIZE + p.recordsPerBatch * p.recordSize;
   const batches = Math.floor((p.sizeMb * 2 ** 20) / batchBytes);
   const rand = prng(p.seed);
-  const out = {
-    none: { fd: openSync(`${f.none}.tmp`, 'w'), pending: [] as Buffer[], pendingBytes: 0, size: 0 },
-    gzip: { fd: openSync(`${f.gzip}.tmp`, 'w'), pending: [] as Buffer[], pendingBytes: 0, size: 0 },
-  };
-  const flush = (o: (typeof out)['none']) => {
-    const buf = Buffer.concat(o.pending, o.pendingBytes);
-    let done = 0;
-    while (done < buf.length) done += writeSync(o.fd, buf, done, buf.length - done);
-    o.pending = [];
-    o.pendingBytes = 0;
-  };
+  const out = { none: new ChunkedFileWriter(`${f.none}.tmp`), gzip: new ChunkedFileWriter(`${f.gzip}.tmp`) };
   let ts = 1_700_000_000_000;
   const t0 = Date.now();
   for (let b = 0; b < batches; b++) {
@@ -149,18 +121,11 @@ function generate(dir: string, p: DataParams): DataMeta {
     for (const codec of ['none', 'gzip'] as const satisfies Compression[]) {
       const bytes = encodeBatch({ baseOffset: BigInt(baseOffset), records, compression: codec, producerId: 4242n, producerEpoch: 0, baseSequence: baseOffset % 2 ** 31 });
       if (codec === 'none' && bytes.length !== batchBytes) throw new Error(`generator bug: batch of ${bytes.length} bytes, expected ${batchBytes}`);
-      const o = out[codec];
-      o.pending.push(bytes);
-      o.pendingBytes += bytes.length;
-      o.size += bytes.length;
-      if (o.pendingBytes >= 4 << 20) flush(o);
+      out[codec].write(bytes);
     }
     if (b > 0 && b % 2000 === 0) progress(`  generating: ${b}/${batches} batches`);
   }
-  for (const o of Object.values(out)) {
-    flush(o);
-    closeSync(o.fd);
-  }
+  for (const o of Object.values(out)) o.close();
   renameSync(`${f.none}.tmp`, f.none);
   renameSync(`${f.gzip}.tmp`, f.gzip);
   const meta: DataMeta = {

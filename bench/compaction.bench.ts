@@ -13,12 +13,12 @@
  * least 150 MB/s with the key map within 64 MiB.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encodeBatch, type RecordSpec } from '../src-main/engine/format/record-batch.ts';
 import { segmentFileName } from '../src-main/engine/files/file-names.ts';
-import { fmt3, fmtInt, median, printTable, progress, type BenchOptions } from './lib.ts';
+import { ALNUM, cachedMeta, ChunkedFileWriter, fmt3, fmtInt, median, prng, printTable, progress, type BenchOptions } from './lib.ts';
 
 const DEFAULT_SIZE_MB = 256;
 const SEGMENT_MB = 64;
@@ -43,18 +43,6 @@ interface Meta {
   lastTimestamp: number;
 }
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
 function partitionDir(dataDir: string, p: Params): string {
   return join(dataDir, `compaction-${p.sizeMb}mb`, 'logdir', 'bench-0');
 }
@@ -71,16 +59,7 @@ function generate(p: Params, dir: string): Meta {
   let ts = 1_700_000_000_000;
   let segBase = 0;
   let segBytes = 0;
-  let fd = openSync(join(dir, segmentFileName(0n, '.log')), 'w');
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const flush = () => {
-    const buf = Buffer.concat(pending, pendingBytes);
-    let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-    pending = [];
-    pendingBytes = 0;
-  };
+  let out = new ChunkedFileWriter(join(dir, segmentFileName(0n, '.log')));
   const filler = Buffer.alloc(p.valueBytes);
   while (bytes < target) {
     const records: RecordSpec[] = new Array(p.recordsPerBatch);
@@ -89,30 +68,26 @@ function generate(p: Params, dir: string): Meta {
       const key = Buffer.from(`key-${String(Math.floor(rand() * p.keys)).padStart(12, '0')}`, 'latin1');
       let value: Buffer | null = null;
       if (rand() >= p.tombstoneRatio) {
-        for (let j = 0; j < filler.length; j++) filler[j] = ALNUM.charCodeAt(Math.floor(rand() * 62));
+        for (let j = 0; j < filler.length; j++) filler[j] = ALNUM.charCodeAt(Math.floor(rand() * 62)); // letters and digits only
         value = Buffer.from(filler);
       }
       records[i] = { timestamp: BigInt(ts), key, value };
     }
     const batch = encodeBatch({ baseOffset: BigInt(offset), records, producerId: 4242n, producerEpoch: 0, baseSequence: offset % 2 ** 31 });
     if (segBytes + batch.length > SEGMENT_MB * 2 ** 20) {
-      flush();
-      closeSync(fd);
+      out.close();
       segBase = offset;
       segBytes = 0;
-      fd = openSync(join(dir, segmentFileName(BigInt(segBase), '.log')), 'w');
+      out = new ChunkedFileWriter(join(dir, segmentFileName(BigInt(segBase), '.log')));
     }
-    pending.push(batch);
-    pendingBytes += batch.length;
-    if (pendingBytes >= 4 << 20) flush();
+    out.write(batch);
     segBytes += batch.length;
     bytes += batch.length;
     offset += p.recordsPerBatch;
     batches++;
     if (batches % 2000 === 0) progress(`  generating: ${fmtInt(bytes / 2 ** 20)} / ${p.sizeMb} MiB`);
   }
-  flush();
-  closeSync(fd);
+  out.close();
   // The active segment.
   writeFileSync(join(dir, segmentFileName(BigInt(offset), '.log')), encodeBatch({ baseOffset: BigInt(offset), records: [{ timestamp: BigInt(ts), key: 'active', value: 'x' }] }));
   progress('');
@@ -122,10 +97,8 @@ function generate(p: Params, dir: string): Meta {
 function loadOrGenerate(opts: BenchOptions, p: Params): { dir: string; meta: Meta } {
   const dir = partitionDir(opts.dataDir, p);
   const metaPath = join(dirname(dirname(dir)), 'meta.json');
-  if (existsSync(metaPath)) {
-    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as Meta;
-    if (JSON.stringify(meta.params) === JSON.stringify(p)) return { dir, meta };
-  }
+  const cached = cachedMeta<Meta>(metaPath, p);
+  if (cached) return { dir, meta: cached };
   const t0 = Date.now();
   const meta = generate(p, dir);
   writeFileSync(metaPath, JSON.stringify(meta, null, 2) + '\n');

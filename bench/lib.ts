@@ -1,7 +1,9 @@
 /**
- * Shared helpers of the bench scripts (`npm run bench`). Not a bench itself: only files named
- * `*.bench.ts` are run by `bench/run.ts`.
+ * Shared helpers of the bench scripts (`npm run bench`): options, timing, tables, and the pieces of
+ * the data generators (a seeded PRNG, printable filler, a chunked file writer, the cached-data check).
+ * Not a bench itself: only files named `*.bench.ts` are run by `bench/run.ts`.
  */
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,4 +99,75 @@ export function fmt3(n: number): string {
   if (!Number.isFinite(n)) return String(n);
   const a = Math.abs(n);
   return a >= 100 ? n.toFixed(0) : a >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data generators: generated once into bench/.data/, reused while their parameters are unchanged.
+
+/** mulberry32: a small deterministic PRNG (uint32 seed → numbers in [0, 1)). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Printable filler characters: letters and digits (the first 62), then `+` and `/` (base64's alphabet). */
+export const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * A file written batch by batch with bounded memory: batches are gathered and written in chunks of
+ * about `chunkBytes` (default 4 MiB).
+ */
+export class ChunkedFileWriter {
+  /** Bytes written so far (including those still pending). */
+  size = 0;
+  private readonly fd: number;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(
+    path: string,
+    private readonly chunkBytes = 4 << 20,
+  ) {
+    this.fd = openSync(path, 'w');
+  }
+
+  write(buf: Buffer): void {
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+    this.size += buf.length;
+    if (this.pendingBytes >= this.chunkBytes) this.flush();
+  }
+
+  /** Writes what is pending and closes the file. */
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+
+  private flush(): void {
+    const buf = Buffer.concat(this.pending, this.pendingBytes);
+    let done = 0;
+    while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done);
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
+
+/**
+ * The meta file of generated data (`{ params, ... }` as JSON), when it exists, parses and was written
+ * with exactly `params`; else null (generate again).
+ */
+export function cachedMeta<M extends { params: unknown }>(metaPath: string, params: M['params']): M | null {
+  if (!existsSync(metaPath)) return null;
+  try {
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as M;
+    return JSON.stringify(meta.params) === JSON.stringify(params) ? meta : null;
+  } catch {
+    return null;
+  }
 }

@@ -6,12 +6,22 @@
  * - **select → first records**: from the click on the partition in the log tree to the frame that
  *   paints its first record rows (goal < 0.5 s). Each iteration first selects a tiny partition, so
  *   the big one is really loaded again (its summary, segments and first page).
- * - **frames while scrolling and paging**: the longest frame and the 95th percentile while the wheel
- *   scrolls ~2,000 rows through pages fetched on demand, PgDn/PgUp page, End/Home jump across the
- *   whole log, and the scrollbar is dragged to the middle (goal: longest frame ≤ 50 ms), plus the
- *   main-thread tasks over 50 ms the Long Tasks API reports (goal: none). Frame times are whole
- *   vsync intervals (16.7 ms steps); on a small machine the in-process bridge and the browser share
- *   the CPUs, so a frame can wait for a core even when no task of the page is long.
+ * - **frames while scrolling and paging**, in four phases, each run `--iterations` times (after one
+ *   warm-up run): the wheel scrolls ~2,000 rows through pages fetched on demand; PgDn ×40 then
+ *   PgUp ×20; End and Home ×3 (jumps across the whole log); the scrollbar dragged to the middle and
+ *   back to the top. Per run: the longest frame and the 95th percentile (goal: longest frame
+ *   ≤ 50 ms), and the main-thread tasks over 50 ms the Long Tasks API reports (goal: none);
+ *   reported as min / median / max over the runs. Frame times are whole vsync intervals (16.7 ms
+ *   steps).
+ * - **a traced run** (not counted above): the same phases once more under Chromium's performance
+ *   trace (`chrome-trace.ts`), to tell what a long frame was: the renderer main thread's tasks
+ *   with their wall time and the CPU time the thread really ran. On a small machine the in-process
+ *   bridge, the browser's other processes and whatever else runs share the CPUs, so a task's wall
+ *   time can be several times its CPU time: the thread waited for a core. The longest task by CPU
+ *   time is what the page itself costs.
+ *
+ * The load average is printed before and after: other processes running meanwhile make the wall
+ * times noisy (the CPU times much less so).
  *
  * Data (generated once into bench/.data/ui-5m/, reused while the generator is unchanged): the
  * partition of `test/e2e/explorer/big-partition.ts` (50,000 batches × 100 records, 5 segments,
@@ -25,7 +35,8 @@ import { ensureRendererBuilt, RENDERER_DIR } from '../src-main/bridge/build.ts';
 import { startBridge } from '../src-main/bridge/server.ts';
 import { buildPartition, rec, singles } from '../test/support/log-builder.ts';
 import { generateBigPartition } from '../test/e2e/explorer/big-partition.ts';
-import { fmt3, fmtInt, median, printTable, type BenchOptions } from './lib.ts';
+import { describeTask, mainThreadTasks, type MainTask } from './chrome-trace.ts';
+import { fmt3, fmtInt, loadLine, median, printTable, type BenchOptions } from './lib.ts';
 
 /** Bump when the data layout changes so old data is regenerated. */
 const GENERATOR = 1;
@@ -130,6 +141,86 @@ async function firstOffset(page: Page): Promise<number> {
   return Number(await page.locator('[data-testid=record-row]').first().getAttribute('data-offset'));
 }
 
+/** Back to the first record, settled, the mouse over the table (between phases; not measured). */
+async function home(page: Page): Promise<void> {
+  const box = (await page.getByTestId('records-table').boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.getByTestId('records-table').focus();
+  await page.keyboard.press('Home');
+  await page.locator('[data-testid=record-row][data-offset="0"]').waitFor();
+  await page.waitForTimeout(300);
+}
+
+/** The scrolling phases: each starts at the first record with the table focused and the mouse over it. */
+const PHASES: { name: string; run: (page: Page) => Promise<void> }[] = [
+  {
+    name: 'wheel scroll, ~2,000 rows',
+    run: async (page) => {
+      for (let i = 0; i < 120; i++) {
+        await page.mouse.wheel(0, 360);
+        await page.waitForTimeout(12);
+      }
+    },
+  },
+  {
+    name: 'PgDn ×40, PgUp ×20',
+    run: async (page) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('PageDown');
+        await page.waitForTimeout(15);
+      }
+      for (let i = 0; i < 20; i++) {
+        await page.keyboard.press('PageUp');
+        await page.waitForTimeout(15);
+      }
+    },
+  },
+  {
+    name: 'End, Home ×3',
+    run: async (page) => {
+      for (let i = 0; i < 3; i++) {
+        await page.keyboard.press('End');
+        await page.locator('[data-testid=record-row][data-offset="4999999"]').waitFor();
+        await page.waitForTimeout(100);
+        await page.keyboard.press('Home');
+        await page.locator('[data-testid=record-row][data-offset="0"]').waitFor();
+        await page.waitForTimeout(100);
+      }
+    },
+  },
+  {
+    name: 'scrollbar drag to the middle and back',
+    run: async (page) => {
+      const thumb = (await page.getByTestId('records-scroll-thumb').boundingBox())!;
+      const track = (await page.getByTestId('records-scrollbar').boundingBox())!;
+      const x = thumb.x + thumb.width / 2;
+      await page.mouse.move(x, thumb.y + 4);
+      await page.mouse.down();
+      await page.mouse.move(x, track.y + track.height / 2, { steps: 20 });
+      await page.mouse.up();
+      await page.waitForTimeout(400);
+      const at = (await page.getByTestId('records-scroll-thumb').boundingBox())!;
+      await page.mouse.move(x, at.y + 4);
+      await page.mouse.down();
+      await page.mouse.move(x, track.y + 2, { steps: 20 });
+      await page.mouse.up();
+      await page.waitForTimeout(200);
+    },
+  },
+];
+
+interface PhaseRun {
+  /** Longest frame and 95th percentile, ms. */
+  max: number;
+  p95: number;
+  frames: number;
+  over: number;
+  /** Long tasks (ms) the Long Tasks API reported. */
+  long: number[];
+}
+
+const range = (xs: number[]): string => `${fmt3(Math.min(...xs))} / ${fmt3(median(xs))} / ${fmt3(Math.max(...xs))}`;
+
 export async function run(opts: BenchOptions): Promise<void> {
   if (opts.sizeMb !== undefined) console.log('note: --size-mb is ignored by the UI bench (the partition is 5,000,000 records)');
   if (!existsSync('/usr/bin/chromium')) {
@@ -138,6 +229,7 @@ export async function run(opts: BenchOptions): Promise<void> {
   }
   if (ensureRendererBuilt({ ifStale: true })) console.log('built the renderer');
   const meta = ensureData(opts.dataDir);
+  console.log(`before: ${loadLine()}`);
   const bridge = await startBridge({ readOnly: true, roots: [], rendererDir: RENDERER_DIR });
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -162,64 +254,83 @@ export async function run(opts: BenchOptions): Promise<void> {
     }
     await page.waitForTimeout(300);
 
-    // Frames while scrolling: wheel through ~2,000 rows (pages fetched on demand).
-    const table = page.getByTestId('records-table');
-    const box = (await table.boundingBox())!;
-    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-    await startFrames(page);
-    for (let i = 0; i < 120; i++) {
-      await page.mouse.wheel(0, 360);
-      await page.waitForTimeout(12);
+    // The phases, each run iterations + 1 times (the first is a warm-up).
+    const runs = PHASES.map(() => [] as PhaseRun[]);
+    let afterWheel = 0;
+    let middle = 0;
+    await page.evaluate("performance.clearMeasures('klx:page-rows'); performance.clearMeasures('klx:warm-rows')");
+    for (let it = 0; it < opts.iterations + 1; it++) {
+      for (const [p, phase] of PHASES.entries()) {
+        await home(page);
+        await startFrames(page);
+        await phase.run(page);
+        await page.waitForTimeout(300);
+        const frames = await stopFrames(page);
+        const long = await longTasks(page);
+        if (p === 0) afterWheel = await firstOffset(page);
+        if (it > 0) runs[p]!.push({ max: Math.max(...frames), p95: percentile(frames, 95), frames: frames.length, over: frames.filter((f) => f > FRAME_GOAL_MS).length, long });
+      }
     }
-    await page.waitForTimeout(200);
-    const wheelFrames = await stopFrames(page);
-    const wheelLong = await longTasks(page);
-    const afterWheel = await firstOffset(page);
-
-    // Paging with the keyboard, then End and Home across the whole log.
-    await table.focus();
-    await startFrames(page);
-    for (let i = 0; i < 40; i++) {
-      await page.keyboard.press('PageDown');
-      await page.waitForTimeout(15);
+    // How far the drag went (once more, stopping in the middle).
+    await home(page);
+    {
+      const thumb = (await page.getByTestId('records-scroll-thumb').boundingBox())!;
+      const track = (await page.getByTestId('records-scrollbar').boundingBox())!;
+      await page.mouse.move(thumb.x + thumb.width / 2, thumb.y + 4);
+      await page.mouse.down();
+      await page.mouse.move(thumb.x + thumb.width / 2, track.y + track.height / 2, { steps: 20 });
+      await page.mouse.up();
+      await page.waitForTimeout(500);
+      middle = await firstOffset(page);
     }
-    for (let i = 0; i < 20; i++) {
-      await page.keyboard.press('PageUp');
-      await page.waitForTimeout(15);
-    }
-    await page.keyboard.press('End');
-    await page.locator('[data-testid=record-row][data-offset="4999999"]').waitFor();
-    await page.keyboard.press('Home');
-    await page.locator('[data-testid=record-row][data-offset="0"]').waitFor();
-    // Drag the scrollbar to the middle.
-    const thumb = (await page.getByTestId('records-scroll-thumb').boundingBox())!;
-    const track = (await page.getByTestId('records-scrollbar').boundingBox())!;
-    await page.mouse.move(thumb.x + thumb.width / 2, thumb.y + 4);
-    await page.mouse.down();
-    await page.mouse.move(thumb.x + thumb.width / 2, track.y + track.height / 2, { steps: 20 });
-    await page.mouse.up();
-    await page.waitForTimeout(500);
-    const pageFrames = await stopFrames(page);
-    const pageLong = await longTasks(page);
     const pageRows: number[] = await page.evaluate("performance.getEntriesByName('klx:page-rows').map((e) => e.duration)");
-    const middle = await firstOffset(page);
+    const warmRows: number[] = await page.evaluate("performance.getEntriesByName('klx:warm-rows').map((e) => e.duration)");
+
+    // The traced run: what the main thread did, wall vs CPU.
+    const traced: { name: string; tasks: MainTask[] }[] = [];
+    for (const phase of PHASES) {
+      await home(page);
+      await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel'] });
+      await phase.run(page);
+      await page.waitForTimeout(300);
+      const buf = await browser.stopTracing();
+      traced.push({ name: phase.name, tasks: mainThreadTasks(JSON.parse(buf.toString('utf8'))) });
+    }
 
     const rows: string[][] = [];
     const sel = median(selects);
-    rows.push(['select → first records on screen (median)', `${fmt3(sel)} ms`, `< ${SELECT_GOAL_MS} ms`, sel < SELECT_GOAL_MS ? 'ok' : 'MISSED']);
-    rows.push(['  each run', selects.map((x) => fmt3(x)).join(', ') + ' ms', '', '']);
-    for (const [name, frames, long] of [
-      ['wheel scroll, ~2,000 rows', wheelFrames, wheelLong],
-      ['PgDn/PgUp, End/Home, scrollbar drag', pageFrames, pageLong],
-    ] as const) {
-      const max = Math.max(...frames);
-      rows.push([`${name}: longest frame`, `${fmt3(max)} ms`, `≤ ${FRAME_GOAL_MS} ms`, max <= FRAME_GOAL_MS ? 'ok' : 'MISSED']);
-      rows.push([`  p95 frame · frames over 50 ms`, `${fmt3(percentile(frames, 95))} ms · ${frames.filter((f) => f > FRAME_GOAL_MS).length} of ${fmtInt(frames.length)}`, '', '']);
-      rows.push([`  main-thread tasks over 50 ms (Long Tasks API)`, long.length === 0 ? 'none' : `${long.length}, longest ${Math.max(...long)} ms`, 'none', long.length === 0 ? 'ok' : 'MISSED']);
+    rows.push(['select → first records on screen', `${range(selects)} ms`, `< ${SELECT_GOAL_MS} ms`, sel < SELECT_GOAL_MS ? 'ok' : 'MISSED']);
+    for (const [p, phase] of PHASES.entries()) {
+      const r = runs[p]!;
+      const maxes = r.map((x) => x.max);
+      const med = median(maxes);
+      const longCounts = r.map((x) => x.long.length);
+      const allLong = r.flatMap((x) => x.long);
+      rows.push([`${phase.name}: longest frame`, `${range(maxes)} ms`, `≤ ${FRAME_GOAL_MS} ms`, med <= FRAME_GOAL_MS ? 'ok' : 'MISSED']);
+      rows.push(['  p95 frame', `${range(r.map((x) => x.p95))} ms`, '', '']);
+      rows.push(['  frames over 50 ms (of all frames)', r.map((x) => `${x.over} of ${x.frames}`).join(', '), '', '']);
+      rows.push(['  main-thread tasks over 50 ms (Long Tasks API)', `${longCounts.join(', ')}${allLong.length ? `; longest ${Math.max(...allLong)} ms` : ''}`, 'none', median(longCounts) === 0 ? 'ok' : 'MISSED']);
     }
-    rows.push(['rows of one page made ready for the table (max)', `${fmt3(Math.max(...pageRows))} ms`, '', '']);
+    rows.push(['rows of one page made (klx:page-rows), max', `${fmt3(Math.max(0, ...pageRows))} ms`, '', '']);
+    rows.push(['display strings made in an idle slice (klx:warm-rows), max', `${fmt3(Math.max(0, ...warmRows))} ms`, '', '']);
     console.log(`partition: ${fmtInt(meta.records)} records; after the wheel the table showed offset ${fmtInt(afterWheel)}, after the drag ${fmtInt(middle)}`);
+    console.log('ranges are min / median / max over the runs');
     printTable(['measure', 'result', 'goal', ''], rows);
+
+    console.log('\ntraced run (Chromium performance trace of the renderer main thread; not counted above):');
+    const trows: string[][] = [];
+    for (const { name, tasks } of traced) {
+      const long = tasks.filter((t) => t.wall > FRAME_GOAL_MS);
+      const byCpu = [...tasks].sort((a, b) => (b.cpu || 0) - (a.cpu || 0))[0];
+      const byWall = [...tasks].sort((a, b) => b.wall - a.wall)[0];
+      const input = tasks.filter((t) => t.inputs.length > 0 && !Number.isNaN(t.cpu));
+      trows.push([name, `${long.length} task${long.length === 1 ? '' : 's'} over 50 ms wall${long.length ? `, their CPU ${long.map((t) => fmt3(t.cpu)).join(', ')} ms` : ''}`]);
+      if (input.length) trows.push(['  input tasks: CPU per task (median · max)', `${fmt3(median(input.map((t) => t.cpu)))} · ${fmt3(Math.max(...input.map((t) => t.cpu)))} ms over ${input.length} tasks`]);
+      if (byWall) trows.push(['  longest task by wall time', describeTask(byWall)]);
+      if (byCpu && byCpu !== byWall) trows.push(['  longest task by CPU time', describeTask(byCpu)]);
+    }
+    printTable(['phase', 'main thread'], trows);
+    console.log(`after: ${loadLine()}`);
     await page.close();
   } finally {
     await browser.close();

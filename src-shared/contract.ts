@@ -21,7 +21,10 @@
 import { z } from 'zod';
 import type { ErrorInfo } from './errors.ts';
 import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, type Json } from './wire.ts';
+import { cleanupOperation, cleanupPartitionOutcome, cleanupRequestShape, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
 import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
+import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
+import { editAppendFields, editAppendResult, editPreview, editRollResult } from './edit-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -398,13 +401,158 @@ export const contract = {
   // cleanup.*: retention and compaction from the app (handlers in src-main/api/cleanup.ts).
   // CLEANUP-ENTRIES
 
+  'cleanup.plan': job({
+    doc: 'Previews retention or compaction of a partition folder (or of every partition under a log directory) without touching anything: segments deleted/rewritten/created, records removed per reason with their offset ranges, the new holes, bytes before/after, the notes explaining the decisions, and a planId fingerprinting the files it looked at. Runs in a worker thread; cancellable.',
+    request: z.strictObject(cleanupRequestShape),
+    result: z.object({
+      /** Identifies this preview and the files it saw (names, sizes, mtimes, checkpoint entries); `cleanup.run` needs it. */
+      planId: z.string(),
+      /** The real folder previewed. */
+      dir: z.string(),
+      operation: cleanupOperation,
+      /** The clock the plan used, ms since the epoch (the run uses the same). */
+      now: int64,
+      /** Where a run keeps the replaced files for Undo. */
+      trashDir: z.string(),
+      partitions: z.array(cleanupPartitionOutcome),
+      /** Files fingerprinted (partition files plus checkpoint entries). */
+      fingerprintFiles: count,
+    }),
+    write: false,
+  }),
+
+  'cleanup.run': job({
+    doc: 'Runs the previewed retention or compaction (same request plus the planId of the preview): refused with `invalid-argument` (details.reason `plan-stale`) when the files or the settings changed since the preview. Crash-safe; replaced files go to the trash for Undo; progress and cancel (nothing changed when cancelled before the commit point). Emits log.changed. Needs "Open for writing".',
+    request: z.strictObject({ ...cleanupRequestShape, planId: z.string().min(1).max(200) }),
+    result: z.object({
+      /** Groups the trash entries of this run (cleanup.undo reverses it whole). */
+      runId: z.string(),
+      planId: z.string(),
+      dir: z.string(),
+      operation: cleanupOperation,
+      now: int64,
+      trashDir: z.string(),
+      /** The reports measured after the run (`dryRun: false`). */
+      partitions: z.array(cleanupPartitionOutcome),
+      /** Partition folders whose files changed (or may have, for a failed partition). */
+      changedDirs: z.array(z.string()),
+      /** Trash entries written. */
+      trashEntries: z.array(z.string()),
+    }),
+    write: true,
+  }),
+
+  'cleanup.undo': call({
+    doc: 'Undoes the latest cleanup run on a partition folder or log directory: puts back, byte for byte, the files it replaced (from the trash) and removes the ones it created. Refused, touching nothing, when the partition changed since the run. Emits log.changed. Needs "Open for writing".',
+    request: z.strictObject({ dir: pathText }),
+    response: z.object({ runId: z.string(), entries: z.array(undoneEntry) }),
+    write: true,
+  }),
+
+  'cleanup.trash': call({
+    doc: 'Lists the trash entries of partitions inside the opened folders (undo is possible until the trash is emptied), and the latest run under `dir` that cleanup.undo would reverse.',
+    request: z.strictObject({ dir: pathText.optional() }),
+    response: z.object({
+      trashDir: z.string(),
+      /** Oldest first; only partitions inside the opened folders (and under `dir` when given). */
+      entries: z.array(trashEntry),
+      /** Bytes of the listed entries. */
+      bytes: count,
+      /** The run cleanup.undo would reverse for `dir`, or null. */
+      lastRun: undoableRun.nullable(),
+      /** Entries not listed (other folders, unreadable manifests). */
+      otherEntries: count,
+    }),
+    write: false,
+  }),
+
+  'cleanup.emptyTrash': call({
+    doc: 'Deletes trash entries for good (their runs can no longer be undone): the given ids, else every entry of partitions inside the opened folders (under `dir` when given). Needs "Open for writing".',
+    request: z.strictObject({ ids: z.array(z.string().max(300)).max(10_000).optional(), dir: pathText.optional() }),
+    response: z.object({ removed: z.array(z.string()), bytes: count }),
+    write: true,
+  }),
+
   // -------------------------------------------------------------------------------------------
   // edit.*: appending records and rolling segments (handlers in src-main/api/edit.ts).
   // EDIT-ENTRIES
+  'edit.preview': call({
+    doc: 'What appending one batch of records to a partition would do, exactly as edit.append then does it: offsets, bytes, whether a new segment is rolled first and why (segment.bytes, segment.ms, index full), the segment file, the new logEndOffset, and a fingerprint of the state it was computed from. Limits: 16 MiB per record, 64 MiB per request. Touches nothing.',
+    request: z.strictObject(editAppendFields),
+    response: editPreview,
+    write: false,
+  }),
+
+  'edit.append': call({
+    doc: "Appends one batch through the engine's crash-safe writer, as previewed: refused (invalid-argument, details.stale) when the partition changed since the preview with this fingerprint, `locked` when another writer holds it. Pass the preview's `now`. No undo: records leave a log only by retention from its start. Emits log.changed.",
+    request: z.strictObject({ ...editAppendFields, fingerprint: z.string().min(1).max(200) }),
+    response: editAppendResult,
+    write: true,
+  }),
+
+  'edit.rollPreview': call({
+    doc: "What rolling the partition's active segment now would do: the new segment's base offset (= logEndOffset) and file, the closed segment's final time-index entry; nothing when the active segment is empty. Touches nothing.",
+    request: z.strictObject({ dir: pathText }),
+    response: editRollResult,
+    write: false,
+  }),
+
+  'edit.roll': call({
+    doc: 'Rolls the active segment as previewed (Kafka UnifiedLog.roll): refused (invalid-argument, details.stale) when the partition changed since the preview with this fingerprint. Emits log.changed.',
+    request: z.strictObject({ dir: pathText, fingerprint: z.string().min(1).max(200) }),
+    response: editRollResult,
+    write: true,
+  }),
+
 
   // -------------------------------------------------------------------------------------------
   // sql.*: SQL over the opened folder with DuckDB (handlers in src-main/api/sql.ts).
   // SQL-ENTRIES
+  // `path` is an opened folder or a partition folder inside one; its tables are a cache in the
+  // user's cache folder (never written next to the logs), so none of these methods is a write.
+
+  'sql.open': job({
+    doc: 'Prepares the SQL tables of a folder (built from the logs with progress, or reused from the cache while the folder is unchanged) and lists them with their columns, types and row counts.',
+    request: z.strictObject({ path: pathText }),
+    result: sqlOpenResult,
+    write: false,
+  }),
+
+  'sql.query': job({
+    doc: 'Runs one read-only SQL statement (DuckDB) over the tables of a folder, rebuilding them first if its files changed; returns the first `limit` rows as JSON-safe cells. Refused statements: `read-only`; DuckDB errors keep their message with details.line/position.',
+    request: z.strictObject({
+      path: pathText,
+      sql: z.string().min(1).max(1_000_000),
+      limit: z.number().int().min(1).max(MAX_SQL_LIMIT).default(DEFAULT_SQL_LIMIT),
+    }),
+    result: sqlQueryResult,
+    write: false,
+  }),
+
+  'sql.export': job({
+    doc: 'Runs one read-only SQL statement and writes its FULL result (no row limit) as CSV or NDJSON, the format of `klx query`, to a temporary file in the cache folder; fetch it with sql.exportRead.',
+    request: z.strictObject({ path: pathText, sql: z.string().min(1).max(1_000_000), format: sqlExportFormat }),
+    result: sqlExportResult,
+    write: false,
+  }),
+
+  'sql.exportRead': call({
+    doc: 'Up to maxBytes bytes (default 4 MiB) of a file written by sql.export, from byte `start`, as base64, with the file size and whether the chunk reaches its end. Unknown or expired export: `not-found`.',
+    request: z.strictObject({
+      exportId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+      start: count.default(0),
+      maxBytes: z.number().int().min(1).max(16 * 1024 * 1024).default(4 * 1024 * 1024),
+    }),
+    response: z.object({ base64, start: count, total: count, eof: z.boolean() }),
+    write: false,
+  }),
+
+  'sql.exportDiscard': call({
+    doc: 'Deletes an exported file once it has been saved (exports also expire after an hour).',
+    request: z.strictObject({ exportId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
+    response: z.object({ discarded: z.boolean() }),
+    write: false,
+  }),
 } as const satisfies Record<string, MethodSpec>;
 
 /** The contract's type. */

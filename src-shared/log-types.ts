@@ -10,6 +10,7 @@
  * No Node or DOM imports: shared by the main process and the renderer.
  */
 import { z } from 'zod';
+import { HOLE_CAUSES } from './hole-causes.ts';
 import { base64, count, int64, isoTime, jsonValue } from './wire.ts';
 
 /**
@@ -242,18 +243,8 @@ export const batchRow = z.discriminatedUnion('kind', [
 /** The first bytes of a key, value or header value (base64) and its full size in bytes. */
 export const bytesPreview = z.object({ base64, size: count });
 
-/** Every cause of an offset hole (the holes module's vocabulary). */
-export const HOLE_CAUSES = [
-  'below-log-start',
-  'compacted-between-batches',
-  'compacted-in-batch',
-  'control-record',
-  'aborted-transaction',
-  'empty-batch',
-  'missing-segment',
-  'corrupt-region',
-  'truncated-tail',
-] as const;
+/** Every cause of an offset hole (the holes module's vocabulary; the list lives in `hole-causes.ts`). */
+export { HOLE_CAUSES };
 export const holeCause = z.enum(HOLE_CAUSES);
 
 /** A range of offsets holding no deliverable record, with its cause (`count` 0 for damage that takes no offset). */

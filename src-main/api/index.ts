@@ -9,7 +9,9 @@
  */
 import { homedir } from 'node:os';
 import { appHandlers } from './app.ts';
+import { cleanupHandlers } from './cleanup.ts';
 import { demoHandlers } from './demo.ts';
+import { editHandlers } from './edit.ts';
 import { createDispatch, type Dispatch } from './dispatch.ts';
 import { EventHub } from './events.ts';
 import { fsHandlers } from './fs.ts';
@@ -17,6 +19,7 @@ import { JobManager, type JobManagerOptions } from './job-manager.ts';
 import { jobHandlers } from './jobs.ts';
 import { logHandlers } from './log.ts';
 import { sessionHandlers } from './session.ts';
+import { sqlHandlers } from './sql.ts';
 import { SessionState, type RecentStore } from './session-state.ts';
 import type { ApiContext, Handlers } from './types.ts';
 
@@ -29,6 +32,9 @@ export function createApi(ctx: ApiContext): Handlers {
     ...jobHandlers(ctx),
     ...demoHandlers(ctx),
     ...logHandlers(ctx),
+    ...cleanupHandlers(ctx),
+    ...sqlHandlers(ctx),
+    ...editHandlers(ctx),
   };
 }
 

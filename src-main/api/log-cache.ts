@@ -96,6 +96,15 @@ export class LogCache {
     this.touch(log.dir, { log, stamp });
   }
 
+  /**
+   * Drops the cached partition `dir` and what was learned about it. Called after this process
+   * rewrote its files (cleanup run or undo): on a file system with a coarse clock (1 s, 2 s) a
+   * rewrite within the same tick as the cached stamp would otherwise go unnoticed.
+   */
+  forget(dir: string): void {
+    this.entries.delete(dir);
+  }
+
   /** Facts learned in this session about `dir` (only while its files are unchanged). */
   facts(dir: string): { verify?: VerifyFacts; counts?: CountFacts } {
     const e = this.entries.get(dir);

@@ -34,8 +34,11 @@ import { KlxError } from '../engine/errors.ts';
 /** The only address the bridge listens on. */
 export const BRIDGE_HOST = '127.0.0.1';
 
-/** Largest accepted API request body, in bytes. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Largest accepted API request body, in bytes: 90 MiB, room for `edit.append`'s 64 MiB of record
+ * bytes as base64 (4/3 of it) plus JSON. The body is read only after the token and origin checks.
+ */
+export const MAX_BODY_BYTES = 90 * 1024 * 1024;
 
 /** Options of {@link startBridge}. There is deliberately no `host`: passing one throws. */
 export interface BridgeOptions {

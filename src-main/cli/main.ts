@@ -1,26 +1,13 @@
 /**
- * `klx`: the Kafka Log Explorer command line. Each command lives in `commands/<name>.ts` and
- * exports `register(program)`; this file only wires them up and turns errors into exit codes.
+ * `klx`: the Kafka Log Explorer command line. Every command is declared (name, arguments, options,
+ * help) in `registry.ts`, which loads a command's implementation, `commands/<name>.ts`, only when
+ * that command runs; this file only wires them up and turns errors into exit codes.
  *
  * Exit codes: 0 success, 1 "found problems" (verify) or a handled error, 2 usage error.
  */
 import { Command, CommanderError } from 'commander';
 import { toErrorInfo } from '../engine/errors.ts';
-import { registerDump } from './commands/dump.ts';
-import { registerRetention } from './commands/retention.ts';
-import { registerCompact } from './commands/compact.ts';
-import { registerUndo } from './commands/undo.ts';
-import { registerTrash } from './commands/trash.ts';
-import { registerFetch } from './commands/fetch.ts';
-import { registerOffsetForTime } from './commands/offset-for-time.ts';
-import { registerHoles } from './commands/holes.ts';
-import { registerVerify } from './commands/verify.ts';
-import { registerRepair } from './commands/repair.ts';
-import { registerCreate } from './commands/create.ts';
-import { registerAppend } from './commands/append.ts';
-import { registerRoll } from './commands/roll.ts';
-import { registerServe } from './commands/serve.ts';
-import { registerQuery } from './commands/query.ts';
+import { registerCommands } from './registry.ts';
 
 const program = new Command();
 program
@@ -30,21 +17,7 @@ program
   .showHelpAfterError()
   .exitOverride();
 
-registerDump(program);
-registerRetention(program);
-registerCompact(program);
-registerUndo(program);
-registerTrash(program);
-registerFetch(program);
-registerOffsetForTime(program);
-registerHoles(program);
-registerVerify(program);
-registerRepair(program);
-registerCreate(program);
-registerAppend(program);
-registerRoll(program);
-registerServe(program);
-registerQuery(program);
+registerCommands(program);
 
 try {
   await program.parseAsync(process.argv);

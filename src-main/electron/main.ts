@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 import { createServerApi, type ServerApi } from '../api/index.ts';
+import { configureSql } from '../api/sql-sessions.ts';
 import { APP_NAME } from '../api/app.ts';
 import type { DispatchOptions } from '../api/dispatch.ts';
 import { EVENT_CHANNEL } from './channels.ts';
@@ -99,6 +100,8 @@ async function start(): Promise<void> {
     demoDir: process.env.KLX_DEMO_DIR,
     recent: settings.recentStore(),
   });
+  // SQL table sets and exports live in the app's user-data folder (klx query keeps its own cache).
+  configureSql(server.ctx, { cacheDir: join(app.getPath('userData'), 'sql-cache') });
 
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 import { METHOD_NAMES, contract } from '../../src-shared/contract.ts';
-import { startBridge, type Bridge, type BridgeOptions } from '../../src-main/bridge/server.ts';
+import { MAX_BODY_BYTES, startBridge, type Bridge, type BridgeOptions } from '../../src-main/bridge/server.ts';
 import { openEvents, post, rawRequest, tempDir } from './helpers.ts';
 
 const tmp = tempDir('klx-sec-');
@@ -130,8 +130,8 @@ describe('browser-borne attacks', () => {
     expect(res.status).toBe(415);
   });
 
-  it('memory exhaustion: refuses a request body over 1 MiB (413)', async () => {
-    const res = await post(open, 'fs.complete', { partial: 'x'.repeat(2 * 1024 * 1024) });
+  it('memory exhaustion: refuses a request body over MAX_BODY_BYTES (90 MiB) (413)', async () => {
+    const res = await post(open, 'fs.complete', { partial: 'x'.repeat(MAX_BODY_BYTES + 1) });
     expect(res.status).toBe(413);
   });
 

@@ -94,8 +94,47 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'empty text', request: { dir: orders, text: '' } },
   ],
   // CLEANUP-ROWS
+  'cleanup.plan': [
+    { name: 'a compaction plan', request: { dir: orders, operation: 'compaction', now: '100000' } },
+    { name: 'an invalid config value', request: { dir: orders, operation: 'retention', config: { 'retention.ms': 'soon' } } },
+  ],
+  'cleanup.run': [{ name: 'refused while write mode is off', request: { dir: orders, operation: 'compaction', planId: 'unknown' } }],
+  'cleanup.undo': [{ name: 'refused while write mode is off', request: { dir: orders } }],
+  'cleanup.trash': [{ name: 'entries of a partition', request: { dir: orders } }],
+  'cleanup.emptyTrash': [{ name: 'refused while write mode is off', request: {} }],
   // EDIT-ROWS
+  'edit.preview': [
+    { name: 'two records', request: { dir: orders, records: [{ key: { text: 'k9' }, value: { text: '{"a":1}' }, headers: [{ key: 'h', value: { base64: 'AAE=' } }] }, { key: { text: 'k9' }, value: null, tombstone: true, timestamp: '5000' }], compression: 'gzip', now: '4000' } },
+    { name: 'invalid base64', request: { dir: orders, records: [{ key: null, value: { base64: 'not base64!' } }], now: '4000' } },
+    { name: 'outside the opened folders', request: { dir: tmp.dir, records: [{ key: null, value: { text: 'x' } }] } },
+  ],
+  'edit.append': [{ name: 'write mode off', request: { dir: orders, records: [{ key: { text: 'k' }, value: { text: 'v' } }], now: '4000', fingerprint: 'f' } }],
+  'edit.rollPreview': [
+    { name: 'a partition', request: { dir: orders } },
+    { name: 'unknown key', request: { dir: orders, dryRun: true } },
+  ],
+  'edit.roll': [{ name: 'write mode off', request: { dir: orders, fingerprint: 'f' } }],
   // SQL-ROWS
+  // Cases that end before a table set is built (this bridge has no temporary cache folder);
+  // sql-api.test.ts compares successful queries over HTTP and dispatch.
+  'sql.open': [
+    { name: 'outside the opened folders', request: { path: tmp.dir } },
+    { name: 'unknown key', request: { path: logs, extra: 1 } },
+  ],
+  'sql.query': [
+    { name: 'outside the opened folders', request: { path: tmp.dir, sql: 'SELECT 1' } },
+    { name: 'limit too large', request: { path: logs, sql: 'SELECT 1', limit: 1_000_000_000 } },
+    { name: 'empty statement', request: { path: logs, sql: '' } },
+  ],
+  'sql.export': [
+    { name: 'outside the opened folders', request: { path: tmp.dir, sql: 'SELECT 1', format: 'csv' } },
+    { name: 'unknown format', request: { path: logs, sql: 'SELECT 1', format: 'xlsx' } },
+  ],
+  'sql.exportRead': [
+    { name: 'unknown export', request: { exportId: 'no-such-export' } },
+    { name: 'malformed id', request: { exportId: '../etc/passwd' } },
+  ],
+  'sql.exportDiscard': [{ name: 'unknown export', request: { exportId: 'no-such-export' } }],
 };
 
 let bridge: Bridge;

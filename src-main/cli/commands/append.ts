@@ -14,10 +14,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { InvalidArgumentError, type Command } from 'commander';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json } from '../../engine/format/batch-json.ts';
-import { COMPRESSIONS, type Compression } from '../../engine/format/types.ts';
+import type { Compression } from '../../engine/format/types.ts';
 import { PartitionWriter, type AppendPlan, type AppendRecord } from '../../engine/log/partition-writer.ts';
 import { parseConfigPairs } from '../../engine/log/topic-config.ts';
 import { OutputWriter } from '../output.ts';
@@ -25,7 +24,7 @@ import { OutputWriter } from '../output.ts';
 /** Largest amount of key/value/header bytes `--records` reads (256 MiB). */
 export const MAX_RECORDS_FILE_BYTES = 256 * 1024 * 1024;
 
-interface AppendCliOptions {
+export interface AppendCliOptions {
   key?: string;
   value?: string;
   tombstone?: boolean;
@@ -36,11 +35,6 @@ interface AppendCliOptions {
   config: string[];
   dryRun?: boolean;
   json?: boolean;
-}
-
-/** commander helper for repeatable options. */
-export function collect(v: string, prev: string[]): string[] {
-  return [...prev, v];
 }
 
 /** `JSON.stringify` that prints bigints as int64 JSON (numbers while exact, else strings). */
@@ -56,64 +50,36 @@ export async function printResult(result: unknown, json: boolean, text: () => st
   await out.end();
 }
 
-function parseTimestamp(v: string): bigint {
-  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`--timestamp must be milliseconds since the epoch (an integer), got "${v}"`);
-  const n = BigInt(v);
-  if (n < -1n || n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp must be -1 (none) or 0..2^63-1, got ${v}`);
-  return n;
-}
-
-function parseCompression(v: string): Compression {
-  if (!(COMPRESSIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--compression must be one of ${COMPRESSIONS.join(', ')}, got "${v}"`);
-  return v as Compression;
-}
-
 /** `--header k=v` (or `k` alone for a null value). */
 function parseHeader(h: string): { key: string; value: string | null } {
   const eq = h.indexOf('=');
   return eq < 0 ? { key: h, value: null } : { key: h.slice(0, eq), value: h.slice(eq + 1) };
 }
 
-/** Registers `klx append`. */
-export function registerAppend(program: Command): void {
-  program
-    .command('append')
-    .description('append one batch (one record, or every line of --records) to a partition folder, as a broker writes it')
-    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
-    .option('--key <key>', 'record key (UTF-8); without it the record has no key')
-    .option('--value <value>', 'record value (UTF-8)')
-    .option('--tombstone', 'write a null value (a delete marker for compacted topics)')
-    .option('--header <key=value>', 'record header (repeatable); "key" alone gives a null value', collect, [])
-    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
-    .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
-    .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
-    .option('--config <key=value>', 'topic config for this run, on top of klx-topic.properties (repeatable)', collect, [])
-    .option('--dry-run', 'print what would be appended and touch nothing')
-    .option('--json', 'print the result as JSON')
-    .action(async (dir: string, opts: AppendCliOptions) => {
-      const modes = [opts.value !== undefined, Boolean(opts.tombstone), opts.records !== undefined].filter(Boolean).length;
-      if (modes !== 1) throw new KlxError('invalid-argument', 'give exactly one of --value, --tombstone or --records');
-      if (opts.records !== undefined && (opts.key !== undefined || opts.header.length > 0)) {
-        throw new KlxError('invalid-argument', '--key and --header go with --value or --tombstone; with --records each line carries its own');
-      }
-      const config = parseConfigPairs(opts.config);
-      const records: AppendRecord[] =
-        opts.records !== undefined
-          ? await readRecordsFile(opts.records)
-          : [{ key: opts.key ?? null, value: opts.tombstone ? null : opts.value!, headers: opts.header.map(parseHeader) }];
-      const writer = PartitionWriter.open(dir, { config, readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
-      let result: AppendPlan;
-      try {
-        const appendOpts = { ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}), ...(opts.compression ? { compression: opts.compression } : {}) };
-        result = opts.dryRun ? writer.planAppend(records, appendOpts) : writer.append(records, appendOpts);
-      } finally {
-        writer.close();
-      }
-      await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
-        ...staleLockNote(writer),
-        ...appendText(result, writer, Boolean(opts.dryRun)),
-      ]);
-    });
+/** Runs `klx append` (its options and help are declared in `../registry.ts`). */
+export async function runAppend(dir: string, opts: AppendCliOptions): Promise<void> {
+  const modes = [opts.value !== undefined, Boolean(opts.tombstone), opts.records !== undefined].filter(Boolean).length;
+  if (modes !== 1) throw new KlxError('invalid-argument', 'give exactly one of --value, --tombstone or --records');
+  if (opts.records !== undefined && (opts.key !== undefined || opts.header.length > 0)) {
+    throw new KlxError('invalid-argument', '--key and --header go with --value or --tombstone; with --records each line carries its own');
+  }
+  const config = parseConfigPairs(opts.config);
+  const records: AppendRecord[] =
+    opts.records !== undefined
+      ? await readRecordsFile(opts.records)
+      : [{ key: opts.key ?? null, value: opts.tombstone ? null : opts.value!, headers: opts.header.map(parseHeader) }];
+  const writer = PartitionWriter.open(dir, { config, readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
+  let result: AppendPlan;
+  try {
+    const appendOpts = { ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}), ...(opts.compression ? { compression: opts.compression } : {}) };
+    result = opts.dryRun ? writer.planAppend(records, appendOpts) : writer.append(records, appendOpts);
+  } finally {
+    writer.close();
+  }
+  await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+    ...staleLockNote(writer),
+    ...appendText(result, writer, Boolean(opts.dryRun)),
+  ]);
 }
 
 /** A line saying that a stale lock (its process gone) was taken over, when it was. */

@@ -5,14 +5,13 @@
  * with Kafka's rules and saved in the folder's `klx-topic.properties` sidecar.
  */
 import { basename, dirname } from 'node:path';
-import type { Command } from 'commander';
 import { KlxError } from '../../engine/errors.ts';
 import { parsePartitionDirName } from '../../engine/files/file-names.ts';
 import { createPartition, planCreatePartition, type CreatePartitionPlan } from '../../engine/log/partition-writer.ts';
 import { formatConfigValue, parseConfigPairs, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
-import { collect, printResult } from './append.ts';
+import { printResult } from './append.ts';
 
-interface CreateOptions {
+export interface CreateOptions {
   config: string[];
   dryRun?: boolean;
   json?: boolean;
@@ -30,21 +29,12 @@ export function partitionPathParts(dir: string): { logDir: string; topic: string
   return { logDir: dirname(dir), topic: parsed.topic, partition: parsed.partition };
 }
 
-/** Registers `klx create`. */
-export function registerCreate(program: Command): void {
-  program
-    .command('create')
-    .description('create an empty partition folder <logdir>/<topic>-<partition> as a broker does (empty segment 0, leader epoch 0, random topic id)')
-    .argument('<dir>', 'the new partition folder: <logdir>/<topic>-<partition>')
-    .option('--config <key=value>', 'topic config kept in klx-topic.properties (repeatable), e.g. cleanup.policy=compact', collect, [])
-    .option('--dry-run', 'print what would be created and touch nothing')
-    .option('--json', 'print the result as JSON')
-    .action(async (dir: string, opts: CreateOptions) => {
-      const { logDir, topic, partition } = partitionPathParts(dir);
-      const config = parseConfigPairs(opts.config);
-      const plan = opts.dryRun ? planCreatePartition(logDir, topic, partition, config) : createPartition(logDir, topic, partition, config);
-      await printResult({ ...plan, dryRun: Boolean(opts.dryRun) }, Boolean(opts.json), () => createText(plan, Boolean(opts.dryRun)));
-    });
+/** Runs `klx create` (its options and help are declared in `../registry.ts`). */
+export async function runCreate(dir: string, opts: CreateOptions): Promise<void> {
+  const { logDir, topic, partition } = partitionPathParts(dir);
+  const config = parseConfigPairs(opts.config);
+  const plan = opts.dryRun ? planCreatePartition(logDir, topic, partition, config) : createPartition(logDir, topic, partition, config);
+  await printResult({ ...plan, dryRun: Boolean(opts.dryRun) }, Boolean(opts.json), () => createText(plan, Boolean(opts.dryRun)));
 }
 
 function createText(plan: CreatePartitionPlan, dryRun: boolean): string[] {

@@ -9,34 +9,24 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import type { Command } from 'commander';
 import { KlxError } from '../../engine/errors.ts';
 import { entryJson } from '../../engine/format/batch-json.ts';
 import { scanLogFile, type LogEntry } from '../../engine/format/log-reader.ts';
 import type { KafkaRecord } from '../../engine/format/types.ts';
 import { indexFileJson } from './dump-index.ts';
-import { OutputWriter, parseNonNegativeInt } from '../output.ts';
+import { OutputWriter } from '../output.ts';
 
-interface DumpOptions {
+export interface DumpOptions {
   deep?: boolean;
   json?: boolean;
   maxBytes?: number;
 }
 
-/** Registers `klx dump`. */
-export function registerDump(program: Command): void {
-  program
-    .command('dump')
-    .description('print the batches of .log files (or the entries of .index/.timeindex files); PATH may be a file, a partition directory or a log directory')
-    .argument('<path...>', '.log/.index/.timeindex file, partition directory or log directory')
-    .option('--deep', 'decode and print every record (decompressing batches)')
-    .option('--json', 'print NDJSON: one object per batch (fields as in EXPECTED.jsonl)')
-    .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
-    .action(async (paths: string[], opts: DumpOptions) => {
-      const out = new OutputWriter(process.stdout);
-      for (const p of paths) await dumpPath(p, opts, out);
-      await out.end();
-    });
+/** Runs `klx dump` (its options and help are declared in `../registry.ts`). */
+export async function runDump(paths: string[], opts: DumpOptions): Promise<void> {
+  const out = new OutputWriter(process.stdout);
+  for (const p of paths) await dumpPath(p, opts, out);
+  await out.end();
 }
 
 /** Files to dump under `path`, with the name to print for each. */

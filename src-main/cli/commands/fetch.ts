@@ -13,16 +13,15 @@
  * Also home of {@link openPartitionArg}, the DIR/--partition resolution shared by the read commands.
  */
 import { basename } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
-import { OutputWriter, parseNonNegativeInt } from '../output.ts';
+import { OutputWriter } from '../output.ts';
 import { preview } from './dump.ts';
 
-interface FetchCliOptions {
+export interface FetchCliOptions {
   offset: bigint | 'earliest' | 'latest';
   max: number;
   maxBytes?: number;
@@ -55,13 +54,6 @@ export function openPartitionArg(dir: string, partition?: string): PartitionLog 
   }
   if (all.length === 1) return all[0]!.log;
   throw new KlxError('invalid-argument', `this folder holds ${all.length} partitions; choose one with --partition: ${choices(all)}`, { file: dir });
-}
-
-/** Parses an offset argument: a non-negative int64, `earliest` or `latest`. */
-export function parseOffsetArg(v: string): bigint | 'earliest' | 'latest' {
-  if (v === 'earliest' || v === 'latest') return v;
-  if (!/^\d+$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError(`--offset must be a non-negative integer, "earliest" or "latest", got "${v}"`);
-  return BigInt(v);
 }
 
 /** The JSON line of a fetched record: `recordJson` fields plus the batch and segment that hold it. */
@@ -112,79 +104,55 @@ export function problemText(p: ReadProblem): string {
   return `klx: warning: ${p.file}: position ${p.position}: ${p.reason}`;
 }
 
-/** Registers `klx fetch`. */
-export function registerFetch(program: Command): void {
-  program
-    .command('fetch')
-    .description('print the records a consumer at --offset would receive (follows offset holes; skips control records; read_committed hides aborted transactions)')
-    .argument('<dir>', 'partition folder, or a log directory with --partition')
-    .requiredOption('--offset <n>', 'first offset wanted: a number, "earliest" (log start offset) or "latest" (log end offset)', parseOffsetArg)
-    .option('--max <n>', 'at most N records', (v) => parseNonNegativeInt(v, '--max'), DEFAULT_MAX_RECORDS)
-    .option('--max-bytes <n>', 'byte budget in whole batches; the first batch is returned whole even if larger (Kafka KIP-74)', (v) => parseNonNegativeInt(v, '--max-bytes'))
-    .option('--isolation <level>', 'read_uncommitted or read_committed', parseIsolation, 'read_uncommitted')
-    .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
-    .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
-    .option('--partition <topic-N>', 'the partition to read when DIR holds several')
-    .option('--json', 'print NDJSON: one {"type":"record"} per record, then {"type":"end","nextOffset":...}')
-    .action(async (dir: string, opts: FetchCliOptions) => {
-      const log = openPartitionArg(dir, opts.partition);
-      const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
-      if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
-      const out = new OutputWriter(process.stdout);
-      const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo } as const;
-      let last: FetchResult | null = null;
-      let printed = 0;
-      const emit = async (r: FetchResult) => {
-        for (const rec of r.records) await out.line(opts.json ? JSON.stringify(fetchedRecordJson(rec)) : fetchedRecordText(rec));
-        for (const p of r.problems) {
-          if (opts.json) await out.line(JSON.stringify(problemJson(p)));
-          else process.stderr.write(problemText(p) + '\n');
-        }
-        printed += r.records.length;
-      };
-      if (opts.maxBytes !== undefined) {
-        // One fetch: the byte budget bounds the whole answer, as for a consumer.
-        last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
-        await emit(last);
-      } else {
-        // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.
-        let next = offset;
-        do {
-          last = await fetch(log, { offset: next, maxRecords: Math.min(DEFAULT_MAX_RECORDS, opts.max - printed), ...common });
-          await emit(last);
-          next = last.nextOffset;
-        } while (!last.reachedLimit && printed < opts.max);
-      }
-      const end = last!;
-      if (opts.json) {
-        await out.line(
-          JSON.stringify({
-            type: 'end',
-            nextOffset: int64Json(end.nextOffset),
-            records: printed,
-            reachedLimit: end.reachedLimit,
-            readLimit: int64Json(end.readLimit),
-            isolation: end.isolation,
-            logStartOffset: int64Json(end.logStartOffset),
-            logEndOffset: int64Json(end.logEndOffset),
-            highWatermark: end.highWatermark === null ? null : int64Json(end.highWatermark),
-            lastStableOffset: end.lastStableOffset === null ? null : int64Json(end.lastStableOffset),
-          }),
-        );
-      } else {
-        const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}`;
-        await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
-      }
-      await out.end();
-    });
-}
-
-function parseIsolation(v: string): IsolationLevel {
-  if (v !== 'read_uncommitted' && v !== 'read_committed') throw new InvalidArgumentError(`--isolation must be read_uncommitted or read_committed, got "${v}"`);
-  return v;
-}
-
-function parseUpTo(v: string): 'log-end' | 'high-watermark' {
-  if (v !== 'log-end' && v !== 'high-watermark') throw new InvalidArgumentError(`--up-to must be log-end or high-watermark, got "${v}"`);
-  return v;
+/** Runs `klx fetch` (its options and help are declared in `../registry.ts`). */
+export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void> {
+  const log = openPartitionArg(dir, opts.partition);
+  const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
+  if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
+  const out = new OutputWriter(process.stdout);
+  const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo } as const;
+  let last: FetchResult | null = null;
+  let printed = 0;
+  const emit = async (r: FetchResult) => {
+    for (const rec of r.records) await out.line(opts.json ? JSON.stringify(fetchedRecordJson(rec)) : fetchedRecordText(rec));
+    for (const p of r.problems) {
+      if (opts.json) await out.line(JSON.stringify(problemJson(p)));
+      else process.stderr.write(problemText(p) + '\n');
+    }
+    printed += r.records.length;
+  };
+  if (opts.maxBytes !== undefined) {
+    // One fetch: the byte budget bounds the whole answer, as for a consumer.
+    last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
+    await emit(last);
+  } else {
+    // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.
+    let next = offset;
+    do {
+      last = await fetch(log, { offset: next, maxRecords: Math.min(DEFAULT_MAX_RECORDS, opts.max - printed), ...common });
+      await emit(last);
+      next = last.nextOffset;
+    } while (!last.reachedLimit && printed < opts.max);
+  }
+  const end = last!;
+  if (opts.json) {
+    await out.line(
+      JSON.stringify({
+        type: 'end',
+        nextOffset: int64Json(end.nextOffset),
+        records: printed,
+        reachedLimit: end.reachedLimit,
+        readLimit: int64Json(end.readLimit),
+        isolation: end.isolation,
+        logStartOffset: int64Json(end.logStartOffset),
+        logEndOffset: int64Json(end.logEndOffset),
+        highWatermark: end.highWatermark === null ? null : int64Json(end.highWatermark),
+        lastStableOffset: end.lastStableOffset === null ? null : int64Json(end.lastStableOffset),
+      }),
+    );
+  } else {
+    const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}`;
+    await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
+  }
+  await out.end();
 }

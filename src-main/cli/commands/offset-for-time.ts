@@ -8,68 +8,44 @@
  * Output: one text line, or with `--json` one object
  * `{"found":bool,"offset":...,"timestamp":...,"leaderEpoch":...,"segmentBaseOffset":...}`.
  */
-import { InvalidArgumentError, type Command } from 'commander';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, offsetForTimestamp } from '../../engine/log/time-lookup.ts';
 import { OutputWriter } from '../output.ts';
 import { openPartitionArg, problemText } from './fetch.ts';
 
-interface OffsetForTimeCliOptions {
+export interface OffsetForTimeCliOptions {
   timestamp: bigint;
   partition?: string;
   json?: boolean;
-}
-
-/** Parses `--timestamp`: ms since the epoch, an ISO-8601 date, `earliest` (−2) or `latest` (−1). */
-export function parseTimestampArg(v: string): bigint {
-  if (v === 'earliest' || v === '-2') return EARLIEST_TIMESTAMP;
-  if (v === 'latest' || v === '-1') return LATEST_TIMESTAMP;
-  if (/^\d+$/.test(v)) {
-    const n = BigInt(v);
-    if (n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp ${v} does not fit an int64`);
-    return n;
-  }
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms) || ms < 0) throw new InvalidArgumentError(`--timestamp must be ms since the epoch, an ISO-8601 date (2024-05-01T10:00:00Z), "earliest" or "latest", got "${v}"`);
-  return BigInt(ms);
 }
 
 function when(ts: bigint): string {
   return ts >= 0n && ts < 8640000000000000n ? ` (${new Date(Number(ts)).toISOString()})` : '';
 }
 
-/** Registers `klx offset-for-time`. */
-export function registerOffsetForTime(program: Command): void {
-  program
-    .command('offset-for-time')
-    .description('the first offset whose record has a timestamp at or after --timestamp (Kafka offsetsForTimes); "earliest" / "latest" give the log start / end offset')
-    .argument('<dir>', 'partition folder, or a log directory with --partition')
-    .requiredOption('--timestamp <ms>', 'ms since the epoch, an ISO-8601 date, "earliest" or "latest"', parseTimestampArg)
-    .option('--partition <topic-N>', 'the partition to search when DIR holds several')
-    .option('--json', 'print one JSON object')
-    .action(async (dir: string, opts: OffsetForTimeCliOptions) => {
-      const log = openPartitionArg(dir, opts.partition);
-      const r = await offsetForTimestamp(log, opts.timestamp, { onProblem: (p) => process.stderr.write(problemText(p) + '\n') });
-      const out = new OutputWriter(process.stdout);
-      const target = opts.timestamp === EARLIEST_TIMESTAMP ? 'earliest' : opts.timestamp === LATEST_TIMESTAMP ? 'latest' : `timestamp ${opts.timestamp}${when(opts.timestamp)}`;
-      if (opts.json) {
-        await out.line(
-          JSON.stringify({
-            found: r !== null,
-            target: int64Json(opts.timestamp),
-            offset: int64Json(r?.offset ?? -1n),
-            timestamp: int64Json(r?.timestamp ?? -1n),
-            leaderEpoch: r?.leaderEpoch ?? null,
-            segmentBaseOffset: r?.segmentBaseOffset == null ? null : int64Json(r.segmentBaseOffset),
-          }),
-        );
-      } else if (r === null) {
-        await out.line(`${target}: no record has a timestamp at or after it (offset -1, timestamp -1)`);
-      } else if (r.timestamp < 0n) {
-        await out.line(`${target}: offset ${r.offset}${r.leaderEpoch !== null ? ` leader epoch ${r.leaderEpoch}` : ''}`);
-      } else {
-        await out.line(`${target}: offset ${r.offset} timestamp ${r.timestamp}${when(r.timestamp)}${r.leaderEpoch !== null ? ` leader epoch ${r.leaderEpoch}` : ''} (segment ${r.segmentBaseOffset})`);
-      }
-      await out.end();
-    });
+/** Runs `klx offset-for-time` (its options and help are declared in `../registry.ts`). */
+export async function runOffsetForTime(dir: string, opts: OffsetForTimeCliOptions): Promise<void> {
+  const log = openPartitionArg(dir, opts.partition);
+  const r = await offsetForTimestamp(log, opts.timestamp, { onProblem: (p) => process.stderr.write(problemText(p) + '\n') });
+  const out = new OutputWriter(process.stdout);
+  const target = opts.timestamp === EARLIEST_TIMESTAMP ? 'earliest' : opts.timestamp === LATEST_TIMESTAMP ? 'latest' : `timestamp ${opts.timestamp}${when(opts.timestamp)}`;
+  if (opts.json) {
+    await out.line(
+      JSON.stringify({
+        found: r !== null,
+        target: int64Json(opts.timestamp),
+        offset: int64Json(r?.offset ?? -1n),
+        timestamp: int64Json(r?.timestamp ?? -1n),
+        leaderEpoch: r?.leaderEpoch ?? null,
+        segmentBaseOffset: r?.segmentBaseOffset == null ? null : int64Json(r.segmentBaseOffset),
+      }),
+    );
+  } else if (r === null) {
+    await out.line(`${target}: no record has a timestamp at or after it (offset -1, timestamp -1)`);
+  } else if (r.timestamp < 0n) {
+    await out.line(`${target}: offset ${r.offset}${r.leaderEpoch !== null ? ` leader epoch ${r.leaderEpoch}` : ''}`);
+  } else {
+    await out.line(`${target}: offset ${r.offset} timestamp ${r.timestamp}${when(r.timestamp)}${r.leaderEpoch !== null ? ` leader epoch ${r.leaderEpoch}` : ''} (segment ${r.segmentBaseOffset})`);
+  }
+  await out.end();
 }

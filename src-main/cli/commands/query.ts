@@ -14,14 +14,15 @@
  * (BLOB as base64, nested values as JSON). Errors (refused statements, DuckDB's syntax errors with
  * their `LINE n:` and caret) go to stderr with exit status 1.
  */
-import { Option, type Command } from 'commander';
 import { KlxError } from '../../engine/errors.ts';
-import { DEFAULT_VALUE_CAP_BYTES } from '../../engine/sql/log-tables.ts';
-import { SqlSession, toJsonValue, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
-import { defaultCacheDir } from '../../engine/sql/table-cache.ts';
-import { OutputWriter, parseNonNegativeInt } from '../output.ts';
+import { textCell, writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
+import { SqlSession, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
+import { defaultCacheDir } from '../../engine/sql/sql-defaults.ts';
+import { OutputWriter } from '../output.ts';
 
-interface QueryCommandOptions {
+export { blobText, textCell } from '../../engine/sql/sql-format.ts';
+
+export interface QueryCommandOptions {
   json?: boolean;
   csv?: boolean;
   limit?: number;
@@ -31,47 +32,8 @@ interface QueryCommandOptions {
   valueCap?: number;
 }
 
-const TABLES_HELP = `
-Tables (one set for every partition folder under PATH):
-  records      one row per record: topic, partition, "offset", timestamp (ms), key/key_text,
-               value/value_text (UTF-8 text or NULL), value_size, value_truncated, headers,
-               is_tombstone, is_control, control_type, is_transactional, aborted, producer_id,
-               batch_base_offset, segment_base_offset, position, partition_id
-  latest       the record with the highest offset of each key (tombstones included): what
-               compaction keeps. No keyless, control, aborted or below-logStartOffset records.
-  state        latest without tombstones: the current value of each key
-  segments, batches, holes, partitions, damage, aborted_transactions
-
-Only one SELECT / WITH / EXPLAIN / DESCRIBE / SHOW / SUMMARIZE / PRAGMA table_info statement is
-run; anything that would change the tables is refused. "offset" is an SQL keyword: quote it.
-
-Examples:
-  klx query /var/kafka-logs 'SELECT key_text, value_text FROM state ORDER BY key_text'
-  klx query __consumer_offsets-7 'SELECT count(*) FROM records GROUP BY is_tombstone' --json
-  klx query ./logs 'SELECT topic, "partition", min("offset"), max("offset") FROM records GROUP BY ALL'
-`;
-
-/** Registers `klx query`. */
-export function registerQuery(program: Command): void {
-  program
-    .command('query')
-    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage and aborted_transactions tables of PATH')
-    .argument('<path>', 'log directory, partition folder or folder of log directories')
-    .argument('<sql>', 'one SELECT statement (quote it for the shell)')
-    .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))
-    .addOption(new Option('--csv', 'print CSV with a header line (BLOB as base64)').conflicts('json'))
-    .option('--limit <n>', 'print at most N rows', (v) => parseNonNegativeInt(v, '--limit'))
-    .option('--cache-dir <dir>', `where the built tables are kept (default ${defaultCacheDir()})`)
-    .option('--no-cache', 'build the tables in a temporary folder and delete them afterwards')
-    .option('--rebuild', 'rebuild the cached tables even when the folder has not changed')
-    .option('--value-cap <bytes>', `keep at most this many bytes of each value in records.value (default ${DEFAULT_VALUE_CAP_BYTES})`, (v) => parseNonNegativeInt(v, '--value-cap'))
-    .addHelpText('after', TABLES_HELP)
-    .action(async (path: string, sql: string, opts: QueryCommandOptions) => {
-      await runQuery(path, sql, opts);
-    });
-}
-
-async function runQuery(path: string, sql: string, opts: QueryCommandOptions): Promise<void> {
+/** Runs `klx query` (its options, help and table list are declared in `../registry.ts`). */
+export async function runQuery(path: string, sql: string, opts: QueryCommandOptions): Promise<void> {
   const controller = new AbortController();
   const onSigint = () => controller.abort(new KlxError('cancelled', 'interrupted (Ctrl-C)'));
   process.once('SIGINT', onSigint);
@@ -91,7 +53,7 @@ async function runQuery(path: string, sql: string, opts: QueryCommandOptions): P
     const limit = opts.limit ?? Infinity;
     const rows = limitedRows(cursor, limit);
     let shown: number;
-    if (opts.json) shown = await writeJson(cursor.columns, rows, out);
+    if (opts.json) shown = await writeNdjson(cursor.columns, rows, out);
     else if (opts.csv) shown = await writeCsv(cursor.columns, rows, out);
     else shown = await writeText(cursor.columns, rows, out);
     const more = rows.truncated();
@@ -155,70 +117,10 @@ function limitedRows(cursor: QueryCursor, limit: number): AsyncIterable<SqlValue
   };
 }
 
-async function writeJson(columns: QueryColumn[], rows: AsyncIterable<SqlValue[]>, out: OutputWriter): Promise<number> {
-  let n = 0;
-  for await (const row of rows) {
-    const o: Record<string, unknown> = {};
-    columns.forEach((c, i) => (o[c.name] = toJsonValue(row[i]!)));
-    await out.line(JSON.stringify(o));
-    n++;
-  }
-  return n;
-}
-
-function csvField(v: SqlValue): string {
-  if (v === null) return '';
-  let s: string;
-  if (typeof v === 'string') s = v;
-  else if (typeof v === 'object' && !(v instanceof Uint8Array) && !(v instanceof Date)) s = JSON.stringify(toJsonValue(v));
-  else s = String(toJsonValue(v));
-  return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replaceAll('"', '""')}"` : s;
-}
-
-async function writeCsv(columns: QueryColumn[], rows: AsyncIterable<SqlValue[]>, out: OutputWriter): Promise<number> {
-  await out.line(columns.map((c) => csvField(c.name)).join(','));
-  let n = 0;
-  for await (const row of rows) {
-    await out.line(row.map(csvField).join(','));
-    n++;
-  }
-  return n;
-}
-
 /** Widest a text cell is shown. */
 const MAX_CELL = 80;
 /** Rows read before the text table's column widths are fixed. */
 const WIDTH_SAMPLE = 1000;
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** BLOB for people: its text when it is printable UTF-8, else DuckDB's `\xAB` notation for the other bytes. */
-export function blobText(b: Uint8Array): string {
-  try {
-    const s = utf8.decode(b);
-    if (!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(s)) return s;
-  } catch {
-    // not UTF-8: escape
-  }
-  let s = '';
-  for (const byte of b) s += byte >= 0x20 && byte < 0x7f && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  return s;
-}
-
-/** A value as the text table shows it. */
-export function textCell(v: SqlValue): string {
-  if (v === null) return 'NULL';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (v instanceof Uint8Array) return blobText(v);
-  if (v instanceof Date) return Number.isNaN(v.getTime()) ? String(v) : v.toISOString();
-  if (Array.isArray(v)) return `[${v.map(nestedCell).join(', ')}]`;
-  return `{${Object.entries(v).map(([k, x]) => `${k}: ${nestedCell(x)}`).join(', ')}}`;
-}
-
-function nestedCell(v: SqlValue): string {
-  return typeof v === 'string' ? `'${v}'` : textCell(v);
-}
 
 function shorten(s: string): string {
   const flat = s.replace(/\r?\n/g, '⏎');

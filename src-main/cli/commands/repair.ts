@@ -8,90 +8,57 @@
  * `--truncate-at-corruption`, indexes that cannot be rebuilt), 2 usage error.
  */
 import { relative } from 'node:path';
-import type { Command } from 'commander';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { acquirePartitionLock, applyRecovery, describeAction, planRecovery, type RecoveryAction, type RecoveryPlan } from '../../engine/log/recovery.ts';
 import { OutputWriter } from '../output.ts';
 
-interface RepairCliOptions {
+export interface RepairCliOptions {
   dryRun?: boolean;
   truncateAtCorruption?: boolean;
   json?: boolean;
 }
 
-const HELP_AFTER = `
-What repair does, per partition (as a broker does at startup, Kafka's LogLoader):
-  - deletes *.deleted and stale *.tmp files, incomplete cleaner output (.cleaned, and the .swap
-    files of an unfinished split), completes finished swaps (.swap -> final name);
-  - deletes index files without a .log; rebuilds missing, corrupt, stale or untrimmed indexes;
-  - without .kafka_cleanshutdown: re-validates every segment from the recovery point on, batch by
-    batch, and rebuilds its indexes trimmed, exactly as a broker writes them;
-  - creates an empty segment when none is left; drops leader epochs and producer snapshots that
-    lie beyond the new log end.
-
-Damaged .log files:
-  default                   only bytes that are not valid batches are cut: a partial, zeroed or
-                            overwritten TAIL (nothing valid after it). A corrupt region with valid
-                            batches after it is reported and left in place: no valid record is
-                            ever dropped (exit code 1 tells you a decision is needed).
-  --truncate-at-corruption  the broker's behaviour: cut the segment at the first invalid batch even
-                            when valid batches follow, and delete every later segment. The plan
-                            counts the valid batches and records this drops; run --dry-run first.
-
-Every step is crash-safe: after an interruption, run repair again to finish. Stop the broker that
-owns DIR first (klx cannot see Kafka's .lock); klx holds <partition>/klx-writer.lock while it writes.`;
-
-/** Registers `klx repair`. */
-export function registerRepair(program: Command): void {
-  program
-    .command('repair')
-    .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run) and prints what it did")
-    .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
-    .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
-    .option('--truncate-at-corruption', 'broker behaviour: cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records)')
-    .option('--json', 'print NDJSON: {"type":"plan",...} and {"type":"applied",...} per partition, then {"type":"summary",...}')
-    .addHelpText('after', HELP_AFTER)
-    .action(async (dir: string, opts: RepairCliOptions) => {
-      const out = new OutputWriter(process.stdout);
-      const opened = openPath(dir);
-      const rel = (p: string) => relative(opened.root, p) || '.';
-      const summary = { partitions: 0, skipped: 0, actionsPlanned: 0, actionsApplied: 0, unresolved: 0, dryRun: opts.dryRun ?? false };
-      for (const { log } of allPartitions(opened)) {
-        summary.partitions++;
-        if (log.kind === 'delete') {
-          summary.skipped++;
-          const msg = 'a -delete folder: a broker deletes it without recovery; left alone';
-          await out.line(opts.json ? JSON.stringify({ type: 'skipped', partition: rel(log.dir), reason: msg }) : `${rel(log.dir)}: skipped (${msg})`);
-          continue;
-        }
-        const lock = opts.dryRun ? null : acquirePartitionLock(log.dir);
-        try {
-          // Plan under the lock, from a fresh look at the folder.
-          const plan = await planRecovery(log.dir, { truncateAtCorruption: opts.truncateAtCorruption });
-          summary.actionsPlanned += plan.actions.length;
-          summary.unresolved += plan.unresolved.length;
-          await printPlan(out, plan, rel, opts);
-          if (!opts.dryRun && plan.actions.length > 0) {
-            const result = await applyRecovery(plan, { lock: false });
-            summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
-            if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })) }));
-            else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}`);
-          }
-        } finally {
-          lock?.release();
-        }
+/** Runs `klx repair` (its options and help are declared in `../registry.ts`). */
+export async function runRepair(dir: string, opts: RepairCliOptions): Promise<void> {
+  const out = new OutputWriter(process.stdout);
+  const opened = openPath(dir);
+  const rel = (p: string) => relative(opened.root, p) || '.';
+  const summary = { partitions: 0, skipped: 0, actionsPlanned: 0, actionsApplied: 0, unresolved: 0, dryRun: opts.dryRun ?? false };
+  for (const { log } of allPartitions(opened)) {
+    summary.partitions++;
+    if (log.kind === 'delete') {
+      summary.skipped++;
+      const msg = 'a -delete folder: a broker deletes it without recovery; left alone';
+      await out.line(opts.json ? JSON.stringify({ type: 'skipped', partition: rel(log.dir), reason: msg }) : `${rel(log.dir)}: skipped (${msg})`);
+      continue;
+    }
+    const lock = opts.dryRun ? null : acquirePartitionLock(log.dir);
+    try {
+      // Plan under the lock, from a fresh look at the folder.
+      const plan = await planRecovery(log.dir, { truncateAtCorruption: opts.truncateAtCorruption });
+      summary.actionsPlanned += plan.actions.length;
+      summary.unresolved += plan.unresolved.length;
+      await printPlan(out, plan, rel, opts);
+      if (!opts.dryRun && plan.actions.length > 0) {
+        const result = await applyRecovery(plan, { lock: false });
+        summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
+        if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })) }));
+        else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}`);
       }
-      if (opts.json) await out.line(JSON.stringify({ type: 'summary', ...summary }));
-      else {
-        await out.line(
-          `repair${summary.dryRun ? ' (dry run: nothing changed)' : ''}: ${summary.partitions} partition(s), ${summary.actionsPlanned} action(s) planned, ` +
-            `${summary.actionsApplied} applied, ${summary.unresolved} problem(s) left${summary.unresolved > 0 ? ' (see "left in place" above)' : ''}`,
-        );
-      }
-      await out.end();
-      process.exitCode = summary.unresolved > 0 ? 1 : 0;
-    });
+    } finally {
+      lock?.release();
+    }
+  }
+  if (opts.json) await out.line(JSON.stringify({ type: 'summary', ...summary }));
+  else {
+    await out.line(
+      `repair${summary.dryRun ? ' (dry run: nothing changed)' : ''}: ${summary.partitions} partition(s), ${summary.actionsPlanned} action(s) planned, ` +
+        `${summary.actionsApplied} applied, ${summary.unresolved} problem(s) left${summary.unresolved > 0 ? ' (see "left in place" above)' : ''}`,
+    );
+  }
+  await out.end();
+  process.exitCode = summary.unresolved > 0 ? 1 : 0;
 }
 
 async function printPlan(out: OutputWriter, plan: RecoveryPlan, rel: (p: string) => string, opts: RepairCliOptions): Promise<void> {

@@ -5,37 +5,28 @@
  * indexes, and a new empty segment named after the log end offset becomes active. An empty active
  * segment is left as it is.
  */
-import type { Command } from 'commander';
 import { PartitionWriter, type RollResult } from '../../engine/log/partition-writer.ts';
 import { segmentFileName } from '../../engine/files/file-names.ts';
 import { printResult, staleLockNote } from './append.ts';
 
-interface RollOptions {
+export interface RollOptions {
   dryRun?: boolean;
   json?: boolean;
 }
 
-/** Registers `klx roll`. */
-export function registerRoll(program: Command): void {
-  program
-    .command('roll')
-    .description('close the active segment of a partition folder and start a new one at the log end offset')
-    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
-    .option('--dry-run', 'print what would happen and touch nothing')
-    .option('--json', 'print the result as JSON')
-    .action(async (dir: string, opts: RollOptions) => {
-      const writer = PartitionWriter.open(dir, { readOnly: Boolean(opts.dryRun), purpose: 'klx roll' });
-      let result: RollResult;
-      try {
-        result = opts.dryRun ? writer.planRoll() : writer.roll();
-      } finally {
-        writer.close();
-      }
-      await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
-        ...staleLockNote(writer),
-        ...rollText(result, `${writer.topic}-${writer.partition}`, Boolean(opts.dryRun)),
-      ]);
-    });
+/** Runs `klx roll` (its options and help are declared in `../registry.ts`). */
+export async function runRoll(dir: string, opts: RollOptions): Promise<void> {
+  const writer = PartitionWriter.open(dir, { readOnly: Boolean(opts.dryRun), purpose: 'klx roll' });
+  let result: RollResult;
+  try {
+    result = opts.dryRun ? writer.planRoll() : writer.roll();
+  } finally {
+    writer.close();
+  }
+  await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+    ...staleLockNote(writer),
+    ...rollText(result, `${writer.topic}-${writer.partition}`, Boolean(opts.dryRun)),
+  ]);
 }
 
 function rollText(r: RollResult, tp: string, dryRun: boolean): string[] {

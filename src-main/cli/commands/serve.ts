@@ -6,47 +6,37 @@
  * With DIR, the bridge is confined to it: DIR is opened at start and nothing outside it can be
  * reached (not even by folder completion). `--read-only` refuses every method that writes.
  */
-import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { ensureRendererBuilt, RENDERER_DIR } from '../../bridge/build.ts';
 import { startBridge } from '../../bridge/server.ts';
-import { parseNonNegativeInt } from '../output.ts';
 
-interface ServeOptions {
+export interface ServeOptions {
   port: number;
   readOnly?: boolean;
 }
 
-/** Registers `klx serve`. */
-export function registerServe(program: Command): void {
-  program
-    .command('serve')
-    .description('serve the app on 127.0.0.1 for a browser; prints the URL with its access token')
-    .argument('[dir]', 'confine the app to this folder (opened at start)')
-    .option('--port <n>', 'TCP port (0: any free port)', (v) => parseNonNegativeInt(v, '--port'), 0)
-    .option('--read-only', 'refuse every method that writes to disk')
-    .action(async (dir: string | undefined, opts: ServeOptions) => {
-      if (opts.port > 65535) throw new Error(`--port must be at most 65535, got ${opts.port}`);
-      if (ensureRendererBuilt()) process.stderr.write('klx serve: built the renderer into out/renderer\n');
-      const bridge = await startBridge({
-        port: opts.port,
-        readOnly: opts.readOnly === true,
-        roots: dir === undefined ? [] : [resolve(dir)],
-        rendererDir: RENDERER_DIR,
-        demoDir: process.env.KLX_DEMO_DIR,
-      });
-      process.stderr.write(
-        `klx serve: listening on ${bridge.origin}${bridge.readOnly ? ' (read-only)' : ''}${bridge.roots.length ? `, confined to ${bridge.roots.join(', ')}` : ''}; Ctrl+C stops\n`,
-      );
-      process.stdout.write(`${bridge.url}\n`);
-      await new Promise<void>((done) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          void bridge.close().then(done);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-    });
+/** Runs `klx serve` (its options and help are declared in `../registry.ts`). */
+export async function runServe(dir: string | undefined, opts: ServeOptions): Promise<void> {
+  if (opts.port > 65535) throw new Error(`--port must be at most 65535, got ${opts.port}`);
+  if (ensureRendererBuilt()) process.stderr.write('klx serve: built the renderer into out/renderer\n');
+  const bridge = await startBridge({
+    port: opts.port,
+    readOnly: opts.readOnly === true,
+    roots: dir === undefined ? [] : [resolve(dir)],
+    rendererDir: RENDERER_DIR,
+    demoDir: process.env.KLX_DEMO_DIR,
+  });
+  process.stderr.write(
+    `klx serve: listening on ${bridge.origin}${bridge.readOnly ? ' (read-only)' : ''}${bridge.roots.length ? `, confined to ${bridge.roots.join(', ')}` : ''}; Ctrl+C stops\n`,
+  );
+  process.stdout.write(`${bridge.url}\n`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void bridge.close().then(done);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }

@@ -7,73 +7,54 @@
  * Read-only: nothing under DIR is written.
  */
 import { relative } from 'node:path';
-import type { Command } from 'commander';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { countFindings, logDirFindings, quickCheckPartition, verifyPartition, type Finding } from '../../engine/log/verify.ts';
 import { OutputWriter } from '../output.ts';
 
-interface VerifyCliOptions {
+export interface VerifyCliOptions {
   json?: boolean;
   quick?: boolean;
   shallow?: boolean;
 }
 
-/** Registers `klx verify`. */
-export function registerVerify(program: Command): void {
-  program
-    .command('verify')
-    .description(
-      'check every batch (CRC, framing, offsets), every index entry and the checkpoints of the partitions under DIR; ' +
-        'prints each finding with file, byte position and reason. Exit 0 when clean, 1 when errors or warnings were found',
-    )
-    .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
-    .option('--json', 'print NDJSON: one {"type":"finding",...} object per finding, then one {"type":"summary",...}')
-    .option('--quick', "only the broker's startup sanity check: file names and index files, no .log is read")
-    .option('--shallow', 'do not decompress and decode records (CRC, framing, offsets and indexes are still checked)')
-    .addHelpText(
-      'after',
-      '\nSeverities: error = data or an index a reader would trust is wrong; warning = something a broker repairs at startup\n' +
-        "(missing/untrimmed index, zero-filled tail, leftover .deleted/.cleaned/.swap files); info = normal facts (older-broker index style...).\n" +
-        'Fix what can be fixed with `klx repair DIR` (try --dry-run first).',
-    )
-    .action(async (dir: string, opts: VerifyCliOptions) => {
-      const out = new OutputWriter(process.stdout);
-      const opened = openPath(dir);
-      const rel = (p: string) => relative(opened.root, p) || '.';
-      const all: Finding[] = [];
-      const stats = { partitions: 0, segments: 0, batches: 0, records: 0, bytes: 0 };
-      const emit = async (f: Finding) => {
-        all.push(f);
-        await out.line(opts.json ? JSON.stringify({ type: 'finding', ...f, file: rel(f.file) }) : findingText(f, rel));
-      };
-      for (const d of opened.logDirs) for (const f of logDirFindings(d)) await emit(f);
-      for (const { log } of allPartitions(opened)) {
-        stats.partitions++;
-        if (opts.quick) {
-          stats.segments += log.segments.length;
-          for (const f of quickCheckPartition(log)) await emit(f);
-          continue;
-        }
-        const report = await verifyPartition(log, { deep: !opts.shallow, logDirFindings: false });
-        stats.segments += report.stats.segments;
-        stats.batches += report.stats.batches;
-        stats.records += report.stats.records;
-        stats.bytes += report.stats.bytes;
-        for (const f of report.findings) await emit(f);
-      }
-      const counts = countFindings(all);
-      if (opts.json) {
-        await out.line(JSON.stringify({ type: 'summary', ...stats, ...counts, clean: counts.error + counts.warning === 0 }));
-      } else {
-        const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : w.endsWith('h') ? 'es' : 's'}`;
-        const what = opts.quick
-          ? `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')} (quick check)`
-          : `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')}, ${plural(stats.batches, 'batch')}, ${plural(stats.records, 'record')}, ${stats.bytes} bytes`;
-        await out.line(`verified ${what}: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info`);
-      }
-      await out.end();
-      process.exitCode = counts.error + counts.warning > 0 ? 1 : 0;
-    });
+/** Runs `klx verify` (its options and help are declared in `../registry.ts`). */
+export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<void> {
+  const out = new OutputWriter(process.stdout);
+  const opened = openPath(dir);
+  const rel = (p: string) => relative(opened.root, p) || '.';
+  const all: Finding[] = [];
+  const stats = { partitions: 0, segments: 0, batches: 0, records: 0, bytes: 0 };
+  const emit = async (f: Finding) => {
+    all.push(f);
+    await out.line(opts.json ? JSON.stringify({ type: 'finding', ...f, file: rel(f.file) }) : findingText(f, rel));
+  };
+  for (const d of opened.logDirs) for (const f of logDirFindings(d)) await emit(f);
+  for (const { log } of allPartitions(opened)) {
+    stats.partitions++;
+    if (opts.quick) {
+      stats.segments += log.segments.length;
+      for (const f of quickCheckPartition(log)) await emit(f);
+      continue;
+    }
+    const report = await verifyPartition(log, { deep: !opts.shallow, logDirFindings: false });
+    stats.segments += report.stats.segments;
+    stats.batches += report.stats.batches;
+    stats.records += report.stats.records;
+    stats.bytes += report.stats.bytes;
+    for (const f of report.findings) await emit(f);
+  }
+  const counts = countFindings(all);
+  if (opts.json) {
+    await out.line(JSON.stringify({ type: 'summary', ...stats, ...counts, clean: counts.error + counts.warning === 0 }));
+  } else {
+    const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : w.endsWith('h') ? 'es' : 's'}`;
+    const what = opts.quick
+      ? `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')} (quick check)`
+      : `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')}, ${plural(stats.batches, 'batch')}, ${plural(stats.records, 'record')}, ${stats.bytes} bytes`;
+    await out.line(`verified ${what}: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info`);
+  }
+  await out.end();
+  process.exitCode = counts.error + counts.warning > 0 ? 1 : 0;
 }
 
 /** `SEVERITY code file@position: reason` */

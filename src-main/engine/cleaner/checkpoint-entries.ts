@@ -1,52 +1,27 @@
 /**
  * One partition's entry in a log-directory offset checkpoint (`log-start-offset-checkpoint`,
  * `cleaner-offset-checkpoint`; spec §11.1; Kafka's `OffsetCheckpointFile`, updated the way
- * `LogManager.checkpointLogStartOffsetsInDir` / `LogCleanerManager.updateCheckpoints` do it):
- * read the file, replace (or add, or drop) this partition's line, write it back atomically
- * (`.tmp`, fsync, rename, fsync of the folder). The file is shared by every partition of the log
- * directory, so the read-modify-write runs under the log directory's checkpoint lock, and undo puts
- * back only this partition's entry unless the file is still exactly what the run wrote (then the
- * previous bytes are restored as they were).
+ * `LogManager.checkpointLogStartOffsetsInDir` / `LogCleanerManager.updateCheckpoints` do it), as the
+ * cleaner changes and undoes it: read the file, replace (or add, or drop) this partition's line, write
+ * it back atomically (`.tmp`, fsync, rename, fsync of the folder; fault points `write-checkpoint`).
+ * The read-modify-write under the log directory's checkpoint lock is `log/checkpoint-entry.ts`'s
+ * (shared with the partition writer); this module adds the trash manifest's record of the change,
+ * and undo, which puts back only this partition's entry unless the file is still exactly what the run
+ * wrote (then the previous bytes are restored as they were).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KlxError } from '../errors.ts';
-import { formatOffsetCheckpoint, parseOffsetCheckpoint, type OffsetCheckpointEntry } from '../files/checkpoint.ts';
+import { formatOffsetCheckpoint, parseOffsetCheckpoint } from '../files/checkpoint.ts';
+import { checkpointEntryOf, readCheckpointBytes, updateCheckpointEntry, withCheckpointEntry } from '../log/checkpoint-entry.ts';
 import { withCheckpointLock } from '../log/log-lock.ts';
 import type { FileSteps } from './file-steps.ts';
 import type { CheckpointChange } from './trash.ts';
 
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new KlxError('io-error', `cannot read checkpoint: ${(err as Error).message}`, { file: path, cause: err });
-  }
-}
-
 /** The partition's entry in a checkpoint file, or null (file or entry absent). */
 export function readCheckpointEntry(logDir: string, file: string, topic: string, partition: number): bigint | null {
   const path = join(logDir, file);
-  const text = readText(path);
-  if (text === null) return null;
-  const entries = parseOffsetCheckpoint(Buffer.from(text, 'utf8'), path);
-  let found: bigint | null = null;
-  for (const e of entries) if (e.topic === topic && e.partition === partition) found = e.offset;
-  return found;
-}
-
-function withEntry(entries: OffsetCheckpointEntry[], topic: string, partition: number, value: bigint | null): OffsetCheckpointEntry[] {
-  const out: OffsetCheckpointEntry[] = [];
-  let placed = false;
-  for (const e of entries) {
-    if (e.topic === topic && e.partition === partition) {
-      if (value !== null && !placed) out.push({ topic, partition, offset: value });
-      placed = true;
-    } else out.push(e);
-  }
-  if (!placed && value !== null) out.push({ topic, partition, offset: value });
-  return out;
+  const bytes = readCheckpointBytes(path);
+  if (bytes === null) return null;
+  return checkpointEntryOf(parseOffsetCheckpoint(bytes, path), topic, partition);
 }
 
 /**
@@ -57,20 +32,8 @@ function withEntry(entries: OffsetCheckpointEntry[], topic: string, partition: n
  *   `locked`, `io-error`; a {@link SimulatedCrash} from the fault hook.
  */
 export function setCheckpointEntry(logDir: string, file: string, topic: string, partition: number, value: bigint | null, steps: FileSteps): CheckpointChange {
-  const path = join(logDir, file);
-  return withCheckpointLock(
-    logDir,
-    () => {
-      const textBefore = readText(path);
-      const entries = textBefore === null ? [] : parseOffsetCheckpoint(Buffer.from(textBefore, 'utf8'), path);
-      let before: bigint | null = null;
-      for (const e of entries) if (e.topic === topic && e.partition === partition) before = e.offset;
-      const textAfter = formatOffsetCheckpoint(withEntry(entries, topic, partition, value));
-      steps.writeCheckpoint(path, textAfter);
-      return { file, topic, partition, before: before === null ? null : before.toString(), after: value === null ? null : value.toString(), textBefore, textAfter };
-    },
-    { purpose: `klx cleaner: ${file}` },
-  );
+  const u = updateCheckpointEntry(logDir, file, topic, partition, value, { fault: steps.checkpointFault(), purpose: `klx cleaner: ${file}` });
+  return { file, topic, partition, before: u.before === null ? null : u.before.toString(), after: value === null ? null : value.toString(), textBefore: u.textBefore, textAfter: u.textAfter! };
 }
 
 /**
@@ -84,14 +47,14 @@ export function restoreCheckpointEntry(logDir: string, change: CheckpointChange,
   withCheckpointLock(
     logDir,
     () => {
-      const now = readText(path);
-      if (now === change.textAfter) {
+      const bytes = readCheckpointBytes(path);
+      if (bytes !== null && bytes.toString('utf8') === change.textAfter) {
         if (change.textBefore === null) steps.unlink('write-checkpoint', path);
         else steps.writeCheckpoint(path, change.textBefore);
         return;
       }
-      const entries = now === null ? [] : parseOffsetCheckpoint(Buffer.from(now, 'utf8'), path);
-      steps.writeCheckpoint(path, formatOffsetCheckpoint(withEntry(entries, change.topic, change.partition, change.before === null ? null : BigInt(change.before))));
+      const entries = bytes === null ? [] : parseOffsetCheckpoint(bytes, path);
+      steps.writeCheckpoint(path, formatOffsetCheckpoint(withCheckpointEntry(entries, change.topic, change.partition, change.before === null ? null : BigInt(change.before))));
     },
     { purpose: `klx undo: ${change.file}` },
   );

@@ -39,7 +39,7 @@ import type { CleanerRules } from './cleaner-rules.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
 import type { LastRecord } from './producer-state.ts';
-import { newRecordView, readRecordAt, varintSize, varlongSize, writeVarint, writeVarlong } from './record-walk.ts';
+import { newRecordView, readRecordAt, reencodedSize, writeReencoded } from './record-walk.ts';
 import type { CleanedTransactionMetadata } from './txn-metadata.ts';
 
 /** Reasons the compactor removes records. */
@@ -353,21 +353,14 @@ function rebuildFast(h: BatchHeader, data: Buffer, n: number, horizon: bigint | 
     const d = logAppend ? constDelta : sDelta[i]! + shift;
     if (!Number.isSafeInteger(d)) throw new KlxError('internal', `timestamp delta ${d} is beyond 2^53`);
     if (sDelta[i]! > maxDelta) maxDelta = sDelta[i]!;
-    const body = 1 + varlongSize(d) + (sEnd[i]! - sRest[i]!);
-    size += varintSize(body) + body;
+    size += reencodedSize(sEnd[i]! - sRest[i]!, d);
   }
   // Uncompressed: the records go straight after the header of the output batch.
   const plain = h.compression === 'none';
   const records = Buffer.allocUnsafe(plain ? V2_HEADER_SIZE + size : size);
   let p = plain ? V2_HEADER_SIZE : 0;
   for (let i = 0; i < n; i++) {
-    const d = logAppend ? constDelta : sDelta[i]! + shift;
-    const rest = sEnd[i]! - sRest[i]!;
-    p = writeVarint(records, p, 1 + varlongSize(d) + rest);
-    records[p++] = 0;
-    p = writeVarlong(records, p, d);
-    data.copy(records, p, sRest[i]!, sEnd[i]!);
-    p += rest;
+    p = writeReencoded(records, p, data, sRest[i]!, sEnd[i]!, logAppend ? constDelta : sDelta[i]! + shift);
   }
   let out: Buffer;
   if (plain) out = records;

@@ -14,9 +14,9 @@
  * Every write is followed by an fsync of the file; renames and deletes inside a folder are made
  * durable with an fsync of the folder ({@link FileSteps.fsyncDir}).
  */
-import { closeSync, copyFileSync, fsyncSync, linkSync, openSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, linkSync, openSync, renameSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { KlxError } from '../errors.ts';
-import { fsyncDirectory, writeFileAtomic } from '../files/fsync-write.ts';
+import { fsyncDirectory, writeFileAtomic, writeFileDurable, type FaultHook } from '../files/fsync-write.ts';
 
 /** The named steps of cleaner runs (and of undo). */
 export const CLEANER_STEPS = [
@@ -150,14 +150,7 @@ export class FileSteps {
   /** Creates (or truncates) `path` with `data` and fsyncs it. */
   writeFile(step: CleanerStep, path: string, data: Uint8Array): void {
     this.at(step, path);
-    const fd = openSync(path, 'w');
-    try {
-      let done = 0;
-      while (done < data.length) done += writeSync(fd, data, done, data.length - done);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeFileDurable(path, data);
   }
 
   /** fsyncs an existing file. */
@@ -181,6 +174,11 @@ export class FileSteps {
    * the folder), each sub-step a fault point named `step` (default `write-checkpoint`).
    */
   writeCheckpoint(path: string, data: Uint8Array | string, step: CleanerStep = 'write-checkpoint'): void {
-    writeFileAtomic(path, data, { fault: (_s, p) => this.at(step, p) });
+    writeFileAtomic(path, data, { fault: this.checkpointFault(step) });
+  }
+
+  /** The files layer's fault hook for the sub-steps of one atomic write: each a fault point named `step`. */
+  checkpointFault(step: CleanerStep = 'write-checkpoint'): FaultHook {
+    return (_s, p) => this.at(step, p);
   }
 }

@@ -14,6 +14,9 @@
  * Crash tests inject a {@link FaultHook}: it is called with the step name before each step and may
  * throw to simulate a crash right there; such a throw propagates unchanged and nothing is cleaned up
  * (as after a real crash).
+ *
+ * Also {@link writeFileDurable}, the plain durable write (create or truncate, write, fsync) for files
+ * whose safety comes from elsewhere: a folder that is not live yet, or a rename step of the caller.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -37,6 +40,23 @@ export interface WriteOptions {
   fault?: FaultHook;
   /** fsync the parent directory after the rename (default true). */
   syncDir?: boolean;
+}
+
+/**
+ * Creates (or truncates) `path`, writes all of `data` (bytes or UTF-8 text) and fsyncs it. Durable
+ * but not atomic: a crash can leave the file partly written, so use it only where that is safe.
+ * @throws the operating system's error as it is (not wrapped).
+ */
+export function writeFileDurable(path: string, data: Uint8Array | string): void {
+  const fd = openSync(path, 'w');
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let done = 0;
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The temporary name used while replacing `path`: `<path>.tmp` (as Kafka does). */

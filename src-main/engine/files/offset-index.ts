@@ -19,12 +19,23 @@
  * rejects the file when the length is not a multiple of 8 or when the last slot's offset is below B
  * (KAFKA-7076 made this `<`, so a last offset equal to B is fine). This module reports those checks as
  * {@link IndexProblem}s with `kafkaCorrupt: true`, and separately finds the real entries (stopping
- * at the first slot that breaks the invariants above) and the stale / zero tail after them.
+ * at the first slot that breaks the invariants above) and the stale / zero tail after them. The
+ * scaffolding it shares with the time index (slot splitting, problems, binary search, buffer sizing)
+ * lives in `index-file.ts`; this module gives the offset index's layout and rules.
  */
 import { KlxError } from '../errors.ts';
-import { offsetFromFileName } from './file-names.ts';
-import { readFileBytes, writeFileAtomic, type WriteOptions } from './fsync-write.ts';
-import { basename } from 'node:path';
+import { writeFileAtomic } from './fsync-write.ts';
+import {
+  allocIndexBuffer,
+  lastEntryAtOrBelow,
+  parseIndexSlots,
+  readIndexFile,
+  type IndexFileContents,
+  type IndexProblem,
+  type IndexReadOptions,
+  type IndexSlotFormat,
+  type IndexWriteOptions,
+} from './index-file.ts';
 
 /** Size of one offset-index entry, in bytes. */
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
@@ -45,96 +56,37 @@ export interface OffsetIndexEntry {
   position: number;
 }
 
-/** What is wrong with an index file. */
-export type IndexProblemKind =
-  /** File length not a multiple of the entry size (Kafka: corrupt). */
-  | 'size-not-multiple'
-  /** Last slot's offset below the base offset (Kafka: corrupt). */
-  | 'last-offset-below-base'
-  /** Last slot's timestamp below the first slot's (time index; Kafka: corrupt). */
-  | 'last-timestamp-below-first'
-  /** Non-zero slots after the real entries that break the ordering rules (stale after a crash). */
-  | 'stale-entries'
-  /** A transaction-index entry whose last offset is below the base offset (Kafka: corrupt). */
-  | 'txn-last-offset-below-base'
-  /** A transaction-index entry with a version Kafka does not know (Kafka: error). */
-  | 'unsupported-version'
-  /** Transaction-index entries whose last offsets do not strictly increase. */
-  | 'out-of-order'
-  /** Bytes at the end that do not make a whole entry, where Kafka ignores them (transaction index). */
-  | 'partial-entry';
-
-/** A problem found in an index file. Reported, never thrown by the readers. */
-export interface IndexProblem {
-  kind: IndexProblemKind;
-  /** The file as given to the reader (or its label). */
-  file: string;
-  /** Byte position in the index file where the problem starts. */
-  position: number;
-  /** Human-readable reason. */
-  reason: string;
-  /**
-   * True when Kafka's own sanity check (`sanityCheck()` of `OffsetIndex` / `TimeIndex` /
-   * `TransactionIndex`, or reading `TransactionIndex`) would throw for this file; a broker then
-   * deletes and rebuilds the segment's indexes. False for what only this reader detects.
-   */
-  kafkaCorrupt: boolean;
-}
-
-/** A decoded offset index file. */
-export interface OffsetIndexFile {
-  /** Segment base offset B (from the file name unless given). */
-  baseOffset: bigint;
-  /** The real entries: the longest valid prefix of the file's slots. */
-  entries: OffsetIndexEntry[];
-  /** File size in bytes. */
-  fileSize: number;
-  /** Slots between the real entries and the zero tail: non-zero data that breaks the ordering (stale). */
-  staleEntries: number;
-  /** All-zero slots at the end of the file (preallocated, never written). */
-  trailingZeroEntries: number;
-  /** Bytes at the end that do not make a whole entry (`fileSize % 8`). */
-  trailingBytes: number;
-  problems: IndexProblem[];
-}
+/** A decoded offset index file (`trailingBytes` is `fileSize % 8`). */
+export type OffsetIndexFile = IndexFileContents<OffsetIndexEntry>;
 
 /** Options of {@link parseOffsetIndex} / {@link readOffsetIndex}. */
-export interface OffsetIndexReadOptions {
-  /** Segment base offset; by default taken from the file name. */
-  baseOffset?: bigint;
-  /** Name used in problems (default: the path, or `'<buffer>'`). */
-  file?: string;
+export interface OffsetIndexReadOptions extends IndexReadOptions {
   /** Size of the segment's `.log` in bytes; entries whose position is ≥ it are not real. */
   logSize?: number;
 }
 
-/** The slots split into real entries, stale slots and a zero tail. Shared with the time index. */
-export interface SlotSplit {
-  valid: number;
-  stale: number;
-  zeros: number;
-}
-
-/**
- * Splits `slots` slots of `entrySize` bytes into [valid prefix][stale][zero suffix].
- * `isValidNext(i)` says whether slot i continues the valid prefix (called with increasing i while it holds).
- * A leading all-zero slot counts as an entry only when it is the file's only slot or the next slot is a
- * valid successor; otherwise an all-zero file reads as zero entries (preallocated, never written).
- */
-export function splitSlots(buf: Uint8Array, entrySize: number, slots: number, isValidNext: (i: number) => boolean): SlotSplit {
-  const isZero = (i: number): boolean => {
-    for (let p = i * entrySize, end = p + entrySize; p < end; p++) if (buf[p] !== 0) return false;
-    return true;
+/** The offset index's slots: `relativeOffset int32 | position int32`; offsets and positions increase. */
+function offsetIndexFormat(logSize: number | undefined): IndexSlotFormat<OffsetIndexEntry> {
+  const rel = (view: DataView, i: number): number => view.getInt32(i * 8);
+  const pos = (view: DataView, i: number): number => view.getInt32(i * 8 + 4);
+  return {
+    entrySize: OFFSET_INDEX_ENTRY_SIZE,
+    noun: 'index',
+    relativeOffset: rel,
+    isValidNext: (view, i) => {
+      const r = rel(view, i);
+      const p = pos(view, i);
+      if (r < 0 || p < 0) return false;
+      if (logSize !== undefined && p >= logSize && !(p === 0 && i === 0)) return false;
+      if (i === 0) return true;
+      return r > rel(view, i - 1) && p > pos(view, i - 1);
+    },
+    entry: (view, i, baseOffset) => {
+      const r = rel(view, i);
+      return { offset: baseOffset + BigInt(r), relativeOffset: r, position: pos(view, i) };
+    },
+    kafkaChecks: (s) => [s.sizeNotMultiple(), s.lastOffsetBelowBase()],
   };
-  let zeroStart = slots;
-  while (zeroStart > 0 && isZero(zeroStart - 1)) zeroStart--;
-  // An all-zero first slot reads as (offset B, position 0) / (timestamp 0, offset B): ambiguous with
-  // preallocated padding. It is an entry only when it is the only slot or slot 1 validly follows it.
-  const leadingZeroIsPadding = slots > 1 && isZero(0) && !isValidNext(1);
-  let valid = 0;
-  if (!leadingZeroIsPadding) while (valid < slots && isValidNext(valid)) valid++;
-  const zeroFrom = Math.max(zeroStart, valid);
-  return { valid, stale: zeroFrom - valid, zeros: slots - zeroFrom };
 }
 
 /**
@@ -144,45 +96,7 @@ export function splitSlots(buf: Uint8Array, entrySize: number, slots: number, is
  * @returns entries, tail accounting and problems (Kafka sanity rules + stale entries); never throws on content.
  */
 export function parseOffsetIndex(buf: Uint8Array, baseOffset: bigint, opts: Omit<OffsetIndexReadOptions, 'baseOffset'> = {}): OffsetIndexFile {
-  const file = opts.file ?? '<buffer>';
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const slots = Math.floor(buf.length / OFFSET_INDEX_ENTRY_SIZE);
-  const rel = (i: number): number => view.getInt32(i * 8);
-  const pos = (i: number): number => view.getInt32(i * 8 + 4);
-  const logSize = opts.logSize;
-  const isValidNext = (i: number): boolean => {
-    const r = rel(i);
-    const p = pos(i);
-    if (r < 0 || p < 0) return false;
-    if (logSize !== undefined && p >= logSize && !(p === 0 && i === 0)) return false;
-    if (i === 0) return true;
-    return r > rel(i - 1) && p > pos(i - 1);
-  };
-  const split = splitSlots(buf, OFFSET_INDEX_ENTRY_SIZE, slots, isValidNext);
-  const entries: OffsetIndexEntry[] = new Array(split.valid);
-  for (let i = 0; i < split.valid; i++) {
-    const r = rel(i);
-    entries[i] = { offset: baseOffset + BigInt(r), relativeOffset: r, position: pos(i) };
-  }
-  const problems: IndexProblem[] = [];
-  const trailingBytes = buf.length % OFFSET_INDEX_ENTRY_SIZE;
-  if (trailingBytes !== 0) {
-    problems.push({ kind: 'size-not-multiple', file, position: slots * 8, reason: `index file is ${buf.length} bytes, not a multiple of ${OFFSET_INDEX_ENTRY_SIZE}`, kafkaCorrupt: true });
-  }
-  if (slots > 0 && rel(slots - 1) < 0) {
-    const last = baseOffset + BigInt(rel(slots - 1));
-    problems.push({ kind: 'last-offset-below-base', file, position: (slots - 1) * 8, reason: `last offset ${last} (slot ${slots - 1}) is less than the base offset ${baseOffset}`, kafkaCorrupt: true });
-  }
-  if (split.stale > 0) {
-    problems.push({
-      kind: 'stale-entries',
-      file,
-      position: split.valid * 8,
-      reason: `${split.stale} entr${split.stale === 1 ? 'y' : 'ies'} after the ${split.valid} valid one${split.valid === 1 ? '' : 's'} break the ordering (stale data after a crash?)`,
-      kafkaCorrupt: false,
-    });
-  }
-  return { baseOffset, entries, fileSize: buf.length, staleEntries: split.stale, trailingZeroEntries: split.zeros, trailingBytes, problems };
+  return parseIndexSlots(buf, baseOffset, opts.file ?? '<buffer>', offsetIndexFormat(opts.logSize));
 }
 
 /**
@@ -192,18 +106,7 @@ export function parseOffsetIndex(buf: Uint8Array, baseOffset: bigint, opts: Omit
  *   base offset is given and the name does not start with one. Content problems are reported, not thrown.
  */
 export function readOffsetIndex(path: string, opts: OffsetIndexReadOptions = {}): OffsetIndexFile {
-  const baseOffset = opts.baseOffset ?? offsetFromFileName(basename(path));
-  const buf = readFileBytes(path);
-  return parseOffsetIndex(buf, baseOffset, { file: opts.file ?? path, logSize: opts.logSize });
-}
-
-/**
- * Throws the first problem Kafka's sanity check would raise, if any.
- * @throws KlxError `corrupt-index` with the file and byte position of the problem.
- */
-export function assertKafkaSane(index: { problems: IndexProblem[] }): void {
-  const p = index.problems.find((x) => x.kafkaCorrupt);
-  if (p) throw new KlxError('corrupt-index', p.reason, { file: p.file, position: p.position, details: { kind: p.kind } });
+  return readIndexFile(path, opts, (buf, baseOffset, file) => parseOffsetIndex(buf, baseOffset, { file, logSize: opts.logSize }));
 }
 
 /** Result of an index lookup: where to start scanning the `.log`. */
@@ -222,18 +125,11 @@ export interface OffsetPosition {
  */
 export function lookupOffset(index: { baseOffset: bigint; entries: readonly OffsetIndexEntry[] }, target: bigint): OffsetPosition {
   const e = index.entries;
-  let lo = 0;
-  let hi = e.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (e[mid]!.offset <= target) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
+  const found = lastEntryAtOrBelow(e, target, entryOffset);
   return found < 0 ? { offset: index.baseOffset, position: 0 } : { offset: e[found]!.offset, position: e[found]!.position };
 }
+
+const entryOffset = (e: OffsetIndexEntry): bigint => e.offset;
 
 /**
  * Kafka `OffsetIndex.fetchUpperBoundOffset`-style helper: the first entry whose position is ≥
@@ -317,10 +213,7 @@ export function buildOffsetIndexEntries(baseOffset: bigint, batches: Iterable<In
  *   bad position, or a `fileSize` too small for the entries.
  */
 export function encodeOffsetIndex(baseOffset: bigint, entries: readonly Pick<OffsetIndexEntry, 'offset' | 'position'>[], fileSize?: number): Buffer {
-  const need = entries.length * OFFSET_INDEX_ENTRY_SIZE;
-  const total = fileSize === undefined ? need : Math.floor(fileSize / OFFSET_INDEX_ENTRY_SIZE) * OFFSET_INDEX_ENTRY_SIZE;
-  if (total < need) throw new KlxError('invalid-argument', `index size ${fileSize} cannot hold ${entries.length} entries (${need} bytes)`);
-  const buf = Buffer.alloc(total);
+  const buf = allocIndexBuffer('index', OFFSET_INDEX_ENTRY_SIZE, entries.length, fileSize);
   let prev = -1;
   entries.forEach((e, i) => {
     const rel = relativeOffsetOf(baseOffset, e.offset);
@@ -331,12 +224,6 @@ export function encodeOffsetIndex(baseOffset: bigint, entries: readonly Pick<Off
     prev = rel;
   });
   return buf;
-}
-
-/** Options of {@link writeOffsetIndex}. */
-export interface IndexWriteOptions extends WriteOptions {
-  /** Preallocate the file to this many bytes (rounded down to whole entries), zero-filled; default: trimmed. */
-  preallocateBytes?: number;
 }
 
 /**

@@ -20,12 +20,14 @@
  * the first slot's, or when the last slot's offset is below B. Note that a preallocated time index
  * with real entries followed by zeros fails the timestamp rule (the last slot reads as timestamp 0):
  * this is the "Found a corrupted index file" a broker logs after an unclean shutdown (case B12).
+ *
+ * The scaffolding shared with the offset index (slot splitting, problems, binary search, buffer
+ * sizing) lives in `index-file.ts`; this module gives the time index's layout and rules.
  */
-import { basename } from 'node:path';
 import { KlxError } from '../errors.ts';
-import { offsetFromFileName } from './file-names.ts';
-import { readFileBytes, writeFileAtomic } from './fsync-write.ts';
-import { DEFAULT_INDEX_INTERVAL_BYTES, relativeOffsetOf, splitSlots, type IndexableBatch, type IndexProblem, type IndexWriteOptions } from './offset-index.ts';
+import { writeFileAtomic } from './fsync-write.ts';
+import { allocIndexBuffer, lastEntryAtOrBelow, parseIndexSlots, readIndexFile, type IndexFileContents, type IndexReadOptions, type IndexSlotFormat, type IndexWriteOptions } from './index-file.ts';
+import { DEFAULT_INDEX_INTERVAL_BYTES, relativeOffsetOf, type IndexableBatch } from './offset-index.ts';
 
 /** Size of one time-index entry, in bytes. */
 export const TIME_INDEX_ENTRY_SIZE = 12;
@@ -42,30 +44,39 @@ export interface TimeIndexEntry {
   relativeOffset: number;
 }
 
-/** A decoded time index file. */
-export interface TimeIndexFile {
-  /** Segment base offset B. */
-  baseOffset: bigint;
-  /** The real entries: the longest valid prefix of the file's slots. */
-  entries: TimeIndexEntry[];
-  /** File size in bytes. */
-  fileSize: number;
-  /** Slots between the real entries and the zero tail that break the ordering (stale). */
-  staleEntries: number;
-  /** All-zero slots at the end of the file. */
-  trailingZeroEntries: number;
-  /** Bytes at the end that do not make a whole entry (`fileSize % 12`). */
-  trailingBytes: number;
-  problems: IndexProblem[];
-}
+/** A decoded time index file (`trailingBytes` is `fileSize % 12`). */
+export type TimeIndexFile = IndexFileContents<TimeIndexEntry>;
 
 /** Options of {@link parseTimeIndex} / {@link readTimeIndex}. */
-export interface TimeIndexReadOptions {
-  /** Segment base offset; by default taken from the file name. */
-  baseOffset?: bigint;
-  /** Name used in problems (default: the path, or `'<buffer>'`). */
-  file?: string;
-}
+export type TimeIndexReadOptions = IndexReadOptions;
+
+/** The time index's slots: `timestamp int64 | relativeOffset int32`; timestamps increase, offsets do not decrease. */
+const ts = (view: DataView, i: number): bigint => view.getBigInt64(i * 12);
+const rel = (view: DataView, i: number): number => view.getInt32(i * 12 + 8);
+const TIME_INDEX_FORMAT: IndexSlotFormat<TimeIndexEntry> = {
+  entrySize: TIME_INDEX_ENTRY_SIZE,
+  noun: 'time index',
+  relativeOffset: rel,
+  isValidNext: (view, i) => {
+    if (ts(view, i) < 0n || rel(view, i) < 0) return false;
+    if (i === 0) return true;
+    return ts(view, i) > ts(view, i - 1) && rel(view, i) >= rel(view, i - 1);
+  },
+  entry: (view, i, baseOffset) => {
+    const r = rel(view, i);
+    return { timestamp: ts(view, i), offset: baseOffset + BigInt(r), relativeOffset: r };
+  },
+  kafkaChecks: (s) => {
+    const last = s.slots - 1;
+    const first = ts(s.view, 0);
+    const lastTs = ts(s.view, last);
+    return [
+      lastTs < first ? s.corrupt('last-timestamp-below-first', last, `last timestamp ${lastTs} (slot ${last}) is less than the first timestamp ${first}`) : undefined,
+      s.lastOffsetBelowBase(),
+      s.sizeNotMultiple(),
+    ];
+  },
+};
 
 /**
  * Decodes a time index held in memory.
@@ -73,52 +84,7 @@ export interface TimeIndexReadOptions {
  * @returns entries, tail accounting and problems (Kafka sanity rules + stale entries); never throws on content.
  */
 export function parseTimeIndex(buf: Uint8Array, baseOffset: bigint, opts: Omit<TimeIndexReadOptions, 'baseOffset'> = {}): TimeIndexFile {
-  const file = opts.file ?? '<buffer>';
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const slots = Math.floor(buf.length / TIME_INDEX_ENTRY_SIZE);
-  const ts = (i: number): bigint => view.getBigInt64(i * 12);
-  const rel = (i: number): number => view.getInt32(i * 12 + 8);
-  const isValidNext = (i: number): boolean => {
-    if (ts(i) < 0n || rel(i) < 0) return false;
-    if (i === 0) return true;
-    return ts(i) > ts(i - 1) && rel(i) >= rel(i - 1);
-  };
-  const split = splitSlots(buf, TIME_INDEX_ENTRY_SIZE, slots, isValidNext);
-  const entries: TimeIndexEntry[] = new Array(split.valid);
-  for (let i = 0; i < split.valid; i++) {
-    const r = rel(i);
-    entries[i] = { timestamp: ts(i), offset: baseOffset + BigInt(r), relativeOffset: r };
-  }
-  const problems: IndexProblem[] = [];
-  const trailingBytes = buf.length % TIME_INDEX_ENTRY_SIZE;
-  if (slots > 0) {
-    const last = slots - 1;
-    if (ts(last) < ts(0)) {
-      problems.push({
-        kind: 'last-timestamp-below-first',
-        file,
-        position: last * 12,
-        reason: `last timestamp ${ts(last)} (slot ${last}) is less than the first timestamp ${ts(0)}`,
-        kafkaCorrupt: true,
-      });
-    }
-    if (rel(last) < 0) {
-      problems.push({ kind: 'last-offset-below-base', file, position: last * 12, reason: `last offset ${baseOffset + BigInt(rel(last))} (slot ${last}) is less than the base offset ${baseOffset}`, kafkaCorrupt: true });
-    }
-  }
-  if (trailingBytes !== 0) {
-    problems.push({ kind: 'size-not-multiple', file, position: slots * 12, reason: `time index file is ${buf.length} bytes, not a multiple of ${TIME_INDEX_ENTRY_SIZE}`, kafkaCorrupt: true });
-  }
-  if (split.stale > 0) {
-    problems.push({
-      kind: 'stale-entries',
-      file,
-      position: split.valid * 12,
-      reason: `${split.stale} entr${split.stale === 1 ? 'y' : 'ies'} after the ${split.valid} valid one${split.valid === 1 ? '' : 's'} break the ordering (stale data after a crash?)`,
-      kafkaCorrupt: false,
-    });
-  }
-  return { baseOffset, entries, fileSize: buf.length, staleEntries: split.stale, trailingZeroEntries: split.zeros, trailingBytes, problems };
+  return parseIndexSlots(buf, baseOffset, opts.file ?? '<buffer>', TIME_INDEX_FORMAT);
 }
 
 /**
@@ -128,8 +94,7 @@ export function parseTimeIndex(buf: Uint8Array, baseOffset: bigint, opts: Omit<T
  *   base offset is given and the name does not start with one. Content problems are reported, not thrown.
  */
 export function readTimeIndex(path: string, opts: TimeIndexReadOptions = {}): TimeIndexFile {
-  const baseOffset = opts.baseOffset ?? offsetFromFileName(basename(path));
-  return parseTimeIndex(readFileBytes(path), baseOffset, { file: opts.file ?? path });
+  return readIndexFile(path, opts, (buf, baseOffset, file) => parseTimeIndex(buf, baseOffset, { file }));
 }
 
 /** Result of a time-index lookup. */
@@ -148,18 +113,11 @@ export interface TimestampOffset {
  */
 export function lookupTimestamp(index: { baseOffset: bigint; entries: readonly TimeIndexEntry[] }, timestamp: bigint): TimestampOffset {
   const e = index.entries;
-  let lo = 0;
-  let hi = e.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (e[mid]!.timestamp <= timestamp) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
+  const found = lastEntryAtOrBelow(e, timestamp, entryTimestamp);
   return found < 0 ? { timestamp: NO_TIMESTAMP, offset: index.baseOffset } : { timestamp: e[found]!.timestamp, offset: e[found]!.offset };
 }
+
+const entryTimestamp = (e: TimeIndexEntry): bigint => e.timestamp;
 
 /** Options of {@link buildTimeIndexEntries}. */
 export interface TimeIndexBuildOptions {
@@ -216,10 +174,7 @@ export function buildTimeIndexEntries(baseOffset: bigint, batches: Iterable<Inde
  *   throws too), an offset does not fit, or `fileSize` is too small.
  */
 export function encodeTimeIndex(baseOffset: bigint, entries: readonly Pick<TimeIndexEntry, 'timestamp' | 'offset'>[], fileSize?: number): Buffer {
-  const need = entries.length * TIME_INDEX_ENTRY_SIZE;
-  const total = fileSize === undefined ? need : Math.floor(fileSize / TIME_INDEX_ENTRY_SIZE) * TIME_INDEX_ENTRY_SIZE;
-  if (total < need) throw new KlxError('invalid-argument', `time index size ${fileSize} cannot hold ${entries.length} entries (${need} bytes)`);
-  const buf = Buffer.alloc(total);
+  const buf = allocIndexBuffer('time index', TIME_INDEX_ENTRY_SIZE, entries.length, fileSize);
   let prevTs = NO_TIMESTAMP;
   let prevRel = -1;
   entries.forEach((e, i) => {

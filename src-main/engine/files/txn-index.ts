@@ -21,7 +21,7 @@ import { basename } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { offsetFromFileName } from './file-names.ts';
 import { readFileBytes, writeFileAtomic, type WriteOptions } from './fsync-write.ts';
-import type { IndexProblem } from './offset-index.ts';
+import type { IndexProblem } from './index-file.ts';
 
 /** Size of one transaction-index entry, in bytes. */
 export const TXN_INDEX_ENTRY_SIZE = 34;

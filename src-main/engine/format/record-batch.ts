@@ -20,11 +20,12 @@ import {
   V2_HEADER_SIZE,
   type BatchHeader,
   type Compression,
+  type ControlRecordInfo,
   type KafkaRecord,
   type RecordHeader,
   type TimestampType,
 } from './types.ts';
-import { ByteWriter, readVarint, readVarlong, toBigInt, type Cursor } from './varint.ts';
+import { ByteWriter, readVarlong, sizeOfVarint, toBigInt } from './varint.ts';
 
 const textDecoder = new TextDecoder('utf-8');
 const textEncoder = new TextEncoder();
@@ -78,6 +79,13 @@ export function decodeV2Header(buf: Buffer, off: number, position: number, verif
 
 /**
  * Decodes the records of a v2 batch.
+ *
+ * The records area is walked once, eagerly, and every record's framing checked exactly as Kafka's
+ * `DefaultRecord.readFrom` does (so damage is reported here, not on first use), but each record is
+ * returned as a small {@link V2Record}: its fields are prototype getters that read them from the
+ * batch's bytes when accessed (offset and timestamp as bigint, key/value as fresh `Uint8Array`
+ * views, headers decoded and cached on first access). Control records are decoded eagerly.
+ *
  * @param entry the whole batch (exactly `header.size` bytes, starting at baseOffset).
  * @returns records with absolute offsets and timestamps (LogAppendTime: every record reads as
  *   maxTimestamp), control info on control batches.
@@ -94,79 +102,333 @@ export function decodeV2Records(header: BatchHeader, entry: Uint8Array): KafkaRe
   } catch (err) {
     throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${(err as KlxError).reason ?? (err as Error).message}`, { position: header.position, cause: err });
   }
-  const c: Cursor = { buf: data, pos: 0, end: data.length };
   const records: KafkaRecord[] = new Array(count);
-  const logAppend = header.timestampType === 'LogAppendTime';
+  let pos: number;
   try {
-    for (let i = 0; i < count; i++) {
-      const length = readVarint(c);
-      const start = c.pos;
-      const end = start + length;
-      if (length < 0 || end > data.length) throw new KlxError('corrupt-batch', `record ${i} declares ${length} bytes but only ${data.length - start} remain`);
-      const recEnd = c.end;
-      c.end = end;
-      const attributes = data[c.pos++]!;
-      const timestampDelta = readVarlong(c);
-      const offsetDelta = readVarint(c);
-      const key = readBytes(c);
-      const value = readBytes(c);
-      const headerCount = readVarint(c);
-      if (headerCount < 0) throw new KlxError('corrupt-batch', `record ${i} has a negative header count ${headerCount}`);
-      const headers: RecordHeader[] = headerCount === 0 ? [] : new Array(headerCount);
-      for (let h = 0; h < headerCount; h++) {
-        const keyLen = readVarint(c);
-        if (keyLen < 0 || c.pos + keyLen > c.end) throw new KlxError('corrupt-batch', `record ${i} header ${h} has an invalid key length ${keyLen}`);
-        const hk = textDecoder.decode(data.subarray(c.pos, c.pos + keyLen));
-        c.pos += keyLen;
-        headers[h] = { key: hk, value: readBytes(c) };
-      }
-      if (c.pos !== end) throw new KlxError('corrupt-batch', `record ${i} declares ${length} bytes but its fields take ${c.pos - start}`);
-      c.end = recEnd;
-      const rec: KafkaRecord = {
-        offset: header.baseOffset + toBigInt(offsetDelta),
-        timestamp: logAppend ? header.maxTimestamp : header.baseTimestamp + timestampDelta,
-        attributes,
-        key,
-        value,
-        headers,
-        timestampDelta,
-        offsetDelta,
-        sizeInBytes: length + varintLen(length),
-      };
-      if (header.isControl) rec.control = decodeControlRecord(key, value);
-      records[i] = rec;
-    }
+    pos = walkRecords(header, data, records);
   } catch (err) {
     if (err instanceof KlxError && err.position === undefined) {
       throw new KlxError(err.code, `batch at baseOffset ${header.baseOffset}: ${err.reason}`, { position: header.position, cause: err });
     }
     throw err;
   }
-  if (c.pos !== data.length) {
-    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${data.length - c.pos} bytes left in the records area after ${count} records`, { position: header.position });
+  if (pos !== data.length) {
+    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${data.length - pos} bytes left in the records area after ${count} records`, { position: header.position });
   }
   return records;
 }
 
-function varintLen(n: number): number {
-  let u = ((n << 1) ^ (n >> 31)) >>> 0;
-  let len = 1;
-  while (u >= 0x80) {
-    u >>>= 7;
-    len++;
+/** What the records of one batch share: the decoded records area and the batch fields they need. */
+class RecordsArea {
+  /** The records area, as a plain Uint8Array (element reads on a Buffer subclass instance are slower). */
+  readonly data: Uint8Array;
+  /** `data.buffer` and `data.byteOffset`, read once: those accessors cost more than making a view. */
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  readonly baseOffset: bigint;
+  /** Timestamp of every record of a LogAppendTime batch; null for CreateTime. */
+  readonly logAppendTime: bigint | null;
+  readonly baseTimestamp: bigint;
+
+  constructor(header: BatchHeader, data: Uint8Array) {
+    this.buffer = data.buffer;
+    this.byteOffset = data.byteOffset;
+    this.data = new Uint8Array(this.buffer, this.byteOffset, data.length);
+    this.baseOffset = header.baseOffset;
+    this.logAppendTime = header.timestampType === 'LogAppendTime' ? header.maxTimestamp : null;
+    this.baseTimestamp = header.baseTimestamp;
   }
-  return len;
 }
 
-function readBytes(c: Cursor): Uint8Array | null {
-  const len = readVarint(c);
-  if (len < 0) return null;
-  if (c.pos + len > c.end) throw new KlxError('corrupt-batch', `a field of ${len} bytes runs past the end of its record`);
+function corrupt(reason: string): KlxError {
+  return new KlxError('corrupt-batch', reason);
+}
+
+/** Position after the last varint read by {@link varintAt}, {@link varint} or {@link checkedVarint}. */
+let after = 0;
+
+/**
+ * A zigzag varint (≤ 5 bytes) at `pos`, read before `end` (the same arithmetic and errors as
+ * {@link readVarint}); sets {@link after}.
+ */
+function varintAt(d: Uint8Array, pos: number, end: number): number {
+  let value = 0;
+  let shift = 0;
+  for (let i = 0; i < 5; i++) {
+    if (pos >= end) throw corrupt('varint runs past the end of the record data');
+    const b = d[pos++]!;
+    value |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) {
+      after = pos;
+      return (value >>> 1) ^ -(value & 1);
+    }
+    shift += 7;
+  }
+  throw corrupt('varint longer than 5 bytes');
+}
+
+/**
+ * {@link varintAt} with the one- and two-byte cases (nearly every length and delta in a records
+ * area) in front, small enough to be inlined into the walk.
+ */
+function varint(d: Uint8Array, pos: number, end: number): number {
+  if (pos < end) {
+    const b0 = d[pos]!;
+    if (b0 < 0x80) {
+      after = pos + 1;
+      return (b0 >>> 1) ^ -(b0 & 1);
+    }
+    if (pos + 1 < end) {
+      const b1 = d[pos + 1]!;
+      if (b1 < 0x80) {
+        const v = (b0 & 0x7f) | (b1 << 7);
+        after = pos + 2;
+        return (v >>> 1) ^ -(v & 1);
+      }
+    }
+  }
+  return varintAt(d, pos, end);
+}
+
+/** Position after the zigzag varlong (≤ 10 bytes) at `pos` (the errors of {@link readVarlong}). */
+function skipVarlong(d: Uint8Array, pos: number, end: number): number {
+  if (pos + 1 < end) {
+    if (d[pos]! < 0x80) return pos + 1;
+    if (d[pos + 1]! < 0x80) return pos + 2;
+  }
+  return skipVarlongSlow(d, pos, end);
+}
+
+function skipVarlongSlow(d: Uint8Array, pos: number, end: number): number {
+  for (let i = 0; i < 10; i++) {
+    if (pos >= end) throw corrupt('varlong runs past the end of the record data');
+    if ((d[pos++]! & 0x80) === 0) return pos;
+  }
+  throw corrupt('varlong longer than 10 bytes');
+}
+
+/**
+ * Walks the records area `d`, checking every record (the checks and messages of Kafka's
+ * `DefaultRecord.readFrom`, in its order), and fills `records`.
+ * @returns the position after the last record.
+ * @throws KlxError `corrupt-batch` without a position (the caller adds the batch's).
+ */
+function walkRecords(header: BatchHeader, data: Uint8Array, records: KafkaRecord[]): number {
+  const count = records.length;
+  const shared = new RecordsArea(header, data);
+  const d = shared.data;
+  const len = d.length;
+  const control = header.isControl;
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const recStart = pos;
+    const length = varint(d, pos, len);
+    const start = after;
+    const end = start + length;
+    if (length < 0 || end > len) throw corrupt(`record ${i} declares ${length} bytes but only ${len - start} remain`);
+    // attributes (not checked: an empty record fails on the next field), timestampDelta
+    pos = skipVarlong(d, start + 1, end);
+    const offsetDelta = varint(d, pos, end);
+    const keyAt = after;
+    let n = varint(d, keyAt, end); // key
+    pos = after;
+    if (n >= 0) {
+      if (pos + n > end) throw corrupt(`a field of ${n} bytes runs past the end of its record`);
+      pos += n;
+    }
+    n = varint(d, pos, end); // value
+    pos = after;
+    if (n >= 0) {
+      if (pos + n > end) throw corrupt(`a field of ${n} bytes runs past the end of its record`);
+      pos += n;
+    }
+    n = varint(d, pos, end); // headers count
+    pos = after;
+    if (n !== 0) pos = walkHeaders(d, pos, end, i, n);
+    if (pos !== end) throw corrupt(`record ${i} declares ${length} bytes but its fields take ${pos - start}`);
+    records[i] = control ? new V2ControlRecord(shared, recStart, offsetDelta, keyAt) : new V2Record(shared, recStart, offsetDelta, keyAt);
+  }
+  return pos;
+}
+
+/** Checks the `count` headers of record `i` starting at `pos`; returns the position after them. */
+function walkHeaders(d: Uint8Array, pos: number, end: number, i: number, count: number): number {
+  if (count < 0) throw corrupt(`record ${i} has a negative header count ${count}`);
+  for (let h = 0; h < count; h++) {
+    const keyLen = varintAt(d, pos, end);
+    pos = after;
+    if (keyLen < 0 || pos + keyLen > end) throw corrupt(`record ${i} header ${h} has an invalid key length ${keyLen}`);
+    pos += keyLen;
+    const n = varintAt(d, pos, end);
+    pos = after;
+    if (n >= 0) {
+      if (pos + n > end) throw corrupt(`a field of ${n} bytes runs past the end of its record`);
+      pos += n;
+    }
+  }
+  return pos;
+}
+
+// Readers of fields already checked by walkRecords (no bounds checks needed).
+
+/** Zigzag varint at `pos` of checked data; sets {@link after}. */
+function checkedVarint(d: Uint8Array, pos: number): number {
+  const b = d[pos]!;
+  if (b < 0x80) {
+    after = pos + 1;
+    return (b >>> 1) ^ -(b & 1);
+  }
+  return varintAt(d, pos, d.length);
+}
+
+/** Position after the varint at `pos` of checked data. */
+function skipCheckedVarint(d: Uint8Array, pos: number): number {
+  while (d[pos++]! >= 0x80);
+  return pos;
+}
+
+/** A key/value/header value view at `pos` (its length varint) of the checked area; sets {@link after}. */
+function bytesAt(a: RecordsArea, pos: number): Uint8Array | null {
+  const n = checkedVarint(a.data, pos);
+  if (n < 0) return null;
   // A plain Uint8Array view: Buffer#subarray (a FastBuffer subclass instance) costs twice as much,
   // and keys/values are typed Uint8Array anyway.
-  const b = new Uint8Array(c.buf.buffer, c.buf.byteOffset + c.pos, len);
-  c.pos += len;
-  return b;
+  const start = after;
+  after = start + n;
+  return new Uint8Array(a.buffer, a.byteOffset + start, n);
+}
+
+/** Position after the key/value field whose length varint is at `pos` of checked data. */
+function skipBytes(d: Uint8Array, pos: number): number {
+  const n = checkedVarint(d, pos);
+  return n < 0 ? after : after + n;
+}
+
+/**
+ * One record of a v2 batch, read from its batch's bytes on access (see {@link decodeV2Records}).
+ * Its fields are prototype getters: spreading it, `Object.keys` or `structuredClone` do not see
+ * them (use {@link plainRecord} for a plain object). Each access to `offset`/`timestamp` computes
+ * the bigint and each access to `key`/`value` makes a new view of the same bytes; `headers` is
+ * decoded once.
+ */
+class V2Record implements KafkaRecord {
+  // `declare`: the fields are set by the constructor only (no class-field definitions to run first).
+  /** @internal The batch's records area. */
+  declare readonly _area: RecordsArea;
+  /** @internal Position of the record (its length varint) in the records area. */
+  declare readonly _at: number;
+  /** @internal offsetDelta. */
+  declare readonly _offsetDelta: number;
+  /** @internal Position of the key's length varint. */
+  declare readonly _keyAt: number;
+  /** @internal Decoded headers, on first access. */
+  declare _headers: RecordHeader[] | undefined;
+
+  constructor(area: RecordsArea, at: number, offsetDelta: number, keyAt: number) {
+    this._area = area;
+    this._at = at;
+    this._offsetDelta = offsetDelta;
+    this._keyAt = keyAt;
+    this._headers = undefined;
+  }
+
+  get offset(): bigint {
+    return this._area.baseOffset + toBigInt(this._offsetDelta);
+  }
+
+  get offsetDelta(): number {
+    return this._offsetDelta;
+  }
+
+  get timestamp(): bigint {
+    const a = this._area;
+    return a.logAppendTime ?? a.baseTimestamp + this.timestampDelta;
+  }
+
+  get timestampDelta(): bigint {
+    const d = this._area.data;
+    const pos = skipCheckedVarint(d, this._at) + 1;
+    // Fast path: up to 4 bytes (28 bits), nearly every timestamp delta.
+    let small = 0;
+    for (let i = 0, shift = 0; i < 4; i++, shift += 7) {
+      const b = d[pos + i]!;
+      small |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return toBigInt((small >>> 1) ^ -(small & 1));
+    }
+    return readVarlong({ buf: d, pos, end: d.length });
+  }
+
+  get attributes(): number {
+    const d = this._area.data;
+    return d[skipCheckedVarint(d, this._at)]!;
+  }
+
+  get sizeInBytes(): number {
+    // As Kafka's DefaultRecord.sizeInBytes computes it: the length varint's minimal size.
+    const length = checkedVarint(this._area.data, this._at);
+    return sizeOfVarint(length) + length;
+  }
+
+  get key(): Uint8Array | null {
+    return bytesAt(this._area, this._keyAt);
+  }
+
+  get value(): Uint8Array | null {
+    const a = this._area;
+    return bytesAt(a, skipBytes(a.data, this._keyAt));
+  }
+
+  get headers(): RecordHeader[] {
+    return (this._headers ??= this.decodeHeaders());
+  }
+
+  private decodeHeaders(): RecordHeader[] {
+    const a = this._area;
+    const d = a.data;
+    let pos = skipBytes(d, skipBytes(d, this._keyAt));
+    const count = checkedVarint(d, pos);
+    pos = after;
+    const headers: RecordHeader[] = new Array(count);
+    for (let h = 0; h < count; h++) {
+      const keyLen = checkedVarint(d, pos);
+      pos = after;
+      const key = textDecoder.decode(d.subarray(pos, pos + keyLen));
+      const value = bytesAt(a, pos + keyLen);
+      pos = after;
+      headers[h] = { key, value };
+    }
+    return headers;
+  }
+}
+
+/** A record of a control batch: the control key/value are decoded (and checked) with the batch. */
+class V2ControlRecord extends V2Record {
+  declare readonly control: ControlRecordInfo;
+
+  constructor(area: RecordsArea, at: number, offsetDelta: number, keyAt: number) {
+    super(area, at, offsetDelta, keyAt);
+    this.control = decodeControlRecord(this.key, this.value);
+  }
+}
+
+/**
+ * A plain-object copy of a record (every field an own property; `key`/`value` stay views of the
+ * batch's bytes), for code that spreads, clones or compares records structurally.
+ */
+export function plainRecord(r: KafkaRecord): KafkaRecord {
+  const o: { -readonly [K in keyof KafkaRecord]: KafkaRecord[K] } = {
+    offset: r.offset,
+    timestamp: r.timestamp,
+    attributes: r.attributes,
+    key: r.key,
+    value: r.value,
+    headers: r.headers,
+    sizeInBytes: r.sizeInBytes,
+  };
+  if (r.timestampDelta !== undefined) o.timestampDelta = r.timestampDelta;
+  if (r.offsetDelta !== undefined) o.offsetDelta = r.offsetDelta;
+  if (r.control !== undefined) o.control = r.control;
+  return o;
 }
 
 /** One record to encode. */

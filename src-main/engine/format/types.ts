@@ -100,23 +100,31 @@ export interface ControlRecordInfo {
   markerVersion?: number;
 }
 
-/** One record with absolute offset and timestamp. `key`/`value` are views into decoded bytes. */
+/**
+ * One record with absolute offset and timestamp. `key`/`value` are views into decoded bytes.
+ *
+ * Records of v2 batches (`decodeV2Records`) are read lazily from their batch's bytes: the fields
+ * are getters on the record's prototype, not own properties, so spreading a record, `Object.keys`,
+ * `structuredClone` or `toEqual` against an object literal do not see them (`plainRecord` makes a
+ * plain copy; `toMatchObject` works). Each read of `key`/`value` returns a new view of the same
+ * bytes. Nothing in the engine mutates records, hence `readonly`.
+ */
 export interface KafkaRecord {
-  offset: bigint;
-  timestamp: bigint;
+  readonly offset: bigint;
+  readonly timestamp: bigint;
   /** v2 record attributes byte (unused by Kafka; 0) or the v0/v1 inner message attributes. */
-  attributes: number;
-  key: Uint8Array | null;
-  value: Uint8Array | null;
-  headers: RecordHeader[];
+  readonly attributes: number;
+  readonly key: Uint8Array | null;
+  readonly value: Uint8Array | null;
+  readonly headers: RecordHeader[];
   /** v2: the record's timestampDelta as stored (needed to re-encode LogAppendTime batches). */
-  timestampDelta?: bigint;
+  readonly timestampDelta?: bigint;
   /** v2: offsetDelta as stored. */
-  offsetDelta?: number;
+  readonly offsetDelta?: number;
   /** Bytes the record occupies in the (decompressed) records area. */
-  sizeInBytes: number;
+  readonly sizeInBytes: number;
   /** Present on records of control batches. */
-  control?: ControlRecordInfo;
+  readonly control?: ControlRecordInfo;
 }
 
 /** A batch with its records decoded. */

@@ -28,26 +28,16 @@
  * Holes are yielded in offset order; adjacent ranges of the same cause in the same segment are merged.
  * The walk streams each segment once, header-only except for the batches named above.
  */
+import { HOLE_CAUSES, type HoleCause } from '../../../src-shared/hole-causes.ts';
 import { KlxError } from '../errors.ts';
 import { FileSource } from '../format/log-reader.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
-import { Pacer, isDenseBatch, recordsOf, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './fetch.ts';
+import { Pacer, isDenseBatch, recordsOf, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './log-walk.ts';
 import type { PartitionLog } from './partition-log.ts';
 import { markerTypeOf } from './transactions.ts';
 
-/** Every hole cause (see the module comment). */
-export const HOLE_CAUSES = [
-  'below-log-start',
-  'compacted-between-batches',
-  'compacted-in-batch',
-  'control-record',
-  'aborted-transaction',
-  'empty-batch',
-  'missing-segment',
-  'corrupt-region',
-  'truncated-tail',
-] as const;
-export type HoleCause = (typeof HOLE_CAUSES)[number];
+/** Every hole cause (see the module comment): the list shared with the wire types and the renderer. */
+export { HOLE_CAUSES, type HoleCause };
 
 /** A range of offsets that hold no deliverable record. */
 export interface OffsetHole {

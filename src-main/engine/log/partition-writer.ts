@@ -64,22 +64,20 @@ import {
 import {
   formatLeaderEpochCheckpoint,
   formatPartitionMetadata,
-  readOffsetCheckpoint,
   writeLeaderEpochCheckpoint,
   writeMetaProperties,
-  writeOffsetCheckpoint,
   uuidFromBytes,
   METADATA_TOPIC_ID,
   ZERO_UUID,
   type LeaderEpochEntry,
-  type OffsetCheckpointEntry,
 } from '../files/checkpoint.ts';
-import { fsyncDirectory, type FaultHook, type WriteStep } from '../files/fsync-write.ts';
+import { fsyncDirectory, writeFileDurable, type FaultHook, type WriteStep } from '../files/fsync-write.ts';
 import { MAX_RELATIVE_OFFSET, OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
 import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
 import { PartitionLog } from './partition-log.ts';
 import { SIDECAR_FILE, formatConfigValue, formatSidecar, parseConfigValue, type ResolvedTopicConfig, type TopicConfig, type TopicConfigKey } from './topic-config.ts';
-import { WRITER_LOCK_FILE, acquireLock, withCheckpointLock, type LockHandle, type LockHolder } from './log-lock.ts';
+import { updateCheckpointEntry } from './checkpoint-entry.ts';
+import { WRITER_LOCK_FILE, acquireLock, type LockHandle, type LockHolder } from './log-lock.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Steps and fault injection
@@ -183,19 +181,6 @@ function createEmptyFile(path: string): void {
   }
 }
 
-/** Creates (or replaces) a file with `data` and fsyncs it (for files inside a folder that is not live yet). */
-function writeFileDurable(path: string, data: string | Uint8Array): void {
-  const fd = openSync(path, 'w');
-  try {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function writeAt(fd: number, buf: Uint8Array, position: number): void {
   let done = 0;
   while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
@@ -207,51 +192,6 @@ function validateConfig(cfg: Partial<TopicConfig>): void {
     if (v === undefined) continue;
     parseConfigValue(k as TopicConfigKey, formatConfigValue(k as TopicConfigKey, v as TopicConfig[TopicConfigKey]));
   }
-}
-
-/**
- * Sets one partition's entry of a log-dir offset checkpoint (`recovery-point-offset-checkpoint`,
- * `replication-offset-checkpoint`, ...), keeping every other partition's entry and their order.
- * The read-modify-write runs under the log dir's checkpoint lock; the file is replaced atomically
- * (`.tmp`, fsync, rename, fsync dir).
- * @param fileName the checkpoint's name inside `logDir`.
- * @param offset the new offset for `topic`/`partition`.
- * @param opts.onlyIfPresent leave the file alone when it does not list the partition yet.
- * @returns true when the file was written (false: unchanged or, with `onlyIfPresent`, not listed).
- * @throws KlxError `corrupt-checkpoint` when the existing file cannot be parsed (it is then left
- *   alone), `locked` when the checkpoint lock stays held, `io-error`; or what `opts.fault` throws.
- */
-export function updateOffsetCheckpointEntry(
-  logDir: string,
-  fileName: string,
-  topic: string,
-  partition: number,
-  offset: bigint,
-  opts: { fault?: FaultHook; onlyIfPresent?: boolean } = {},
-): boolean {
-  return withCheckpointLock(logDir, () => {
-    const path = join(logDir, fileName);
-    let entries: OffsetCheckpointEntry[] = [];
-    try {
-      entries = readOffsetCheckpoint(path);
-    } catch (err) {
-      if (!(err instanceof KlxError) || err.code !== 'not-found') throw err;
-    }
-    const at = entries.findIndex((e) => e.topic === topic && e.partition === partition);
-    if (at < 0 && opts.onlyIfPresent) return false;
-    if (at >= 0 && entries[at]!.offset === offset && entries.filter((e) => e.topic === topic && e.partition === partition).length === 1) return false;
-    const merged: OffsetCheckpointEntry[] = [];
-    let placed = false;
-    for (const e of entries) {
-      if (e.topic === topic && e.partition === partition) {
-        if (!placed) merged.push({ topic, partition, offset });
-        placed = true;
-      } else merged.push(e);
-    }
-    if (!placed) merged.push({ topic, partition, offset });
-    writeOffsetCheckpoint(path, merged, opts.fault ? { fault: opts.fault } : {});
-    return true;
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +309,7 @@ export function createPartition(logDir: string, topic: string, partition: number
     step('fsync-log-dir', absLogDir);
     fsyncDirectory(absLogDir);
     step('checkpoint', join(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE));
-    updateOffsetCheckpointEntry(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE, topic, partition, 0n, { fault: stepper.sub('checkpoint') });
+    updateCheckpointEntry(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE, topic, partition, 0n, { fault: stepper.sub('checkpoint'), onlyIfChanged: true });
   } catch (err) {
     throw stepper.wrap(err, dir, 'cannot create the partition');
   }
@@ -1143,11 +1083,11 @@ export class PartitionWriter {
   private updateCheckpoints(): void {
     const rp = join(this.logDir, RECOVERY_POINT_CHECKPOINT_FILE);
     this.step('checkpoint', rp);
-    updateOffsetCheckpointEntry(this.logDir, RECOVERY_POINT_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint') });
+    updateCheckpointEntry(this.logDir, RECOVERY_POINT_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint'), onlyIfChanged: true });
     const hw = join(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE);
     if (existsSync(hw)) {
       this.step('checkpoint-hw', hw);
-      updateOffsetCheckpointEntry(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint-hw'), onlyIfPresent: true });
+      updateCheckpointEntry(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint-hw'), onlyIfPresent: true, onlyIfChanged: true });
     }
   }
 }

@@ -24,13 +24,13 @@
 import { KlxError } from '../errors.ts';
 import { lookupTimestamp } from '../files/time-index.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
-import { Pacer, recordsOf, scanSegmentFrom, type LongReadOptions, type ReadProblem } from './fetch.ts';
+import type { ReadProblem } from './fetch.ts';
+import { Pacer, recordsOf, scanSegmentFrom, type LongReadOptions } from './log-walk.ts';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from './read-defaults.ts';
 import type { PartitionLog } from './partition-log.ts';
 
-/** ListOffsets target meaning "the log start offset". */
-export const EARLIEST_TIMESTAMP = -2n;
-/** ListOffsets target meaning "the log end offset". */
-export const LATEST_TIMESTAMP = -1n;
+/** The special ListOffsets targets (−2 the log start offset, −1 the log end offset), from `read-defaults.ts`. */
+export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP };
 
 /** An answer of {@link offsetForTimestamp}. */
 export interface OffsetForTime {

@@ -11,6 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
+import { TOPIC_CONFIG_HELP as SHARED_TOPIC_CONFIG_HELP } from '../../../src-shared/topic-config-help.ts';
 
 /** The topic configs the engine honours. Durations in ms, sizes in bytes. */
 export interface TopicConfig {
@@ -52,24 +53,12 @@ export const DEFAULT_TOPIC_CONFIG: Readonly<TopicConfig> = Object.freeze<TopicCo
   'file.delete.delay.ms': 60000n,
 });
 
-/** One-line help text per config, shown in forms and `--help`. */
-export const TOPIC_CONFIG_HELP: Record<TopicConfigKey, string> = {
-  'cleanup.policy': 'delete, compact, or compact,delete: which cleanup the log gets',
-  'segment.bytes': 'roll the active segment before it would exceed this many bytes (min 14)',
-  'segment.ms': 'roll when the newest record timestamp is this far past the first batch (record time, not wall time)',
-  'segment.jitter.ms': 'random reduction of segment.ms per segment (0 here: results are reproducible)',
-  'segment.index.bytes': 'preallocated size of .index/.timeindex files; a full index forces a roll',
-  'index.interval.bytes': 'bytes between offset-index entries',
-  'retention.ms': 'delete a segment once now − its largest timestamp exceeds this (−1: never)',
-  'retention.bytes': 'delete oldest segments while the partition exceeds this many bytes (−1: unlimited)',
-  'delete.retention.ms': 'how long tombstones and transaction markers survive after their first cleaning',
-  'min.compaction.lag.ms': 'a record stays uncompacted at least this long',
-  'max.compaction.lag.ms': 'a dirty record is compacted at the latest after this long, ignoring the dirty ratio',
-  'min.cleanable.dirty.ratio': 'compact only when dirty bytes / (clean + dirty bytes) is above this',
-  'max.message.bytes': 'largest batch the broker accepts on append',
-  'message.timestamp.type': 'CreateTime (producer time) or LogAppendTime (broker time)',
-  'file.delete.delay.ms': 'how long a broker keeps .deleted files before removing them',
-};
+/**
+ * One-line help text per config, shown in forms and `--help`. The text lives in
+ * `src-shared/topic-config-help.ts` (the renderer's forms read the same copy); this type makes a
+ * config missing there a compile error.
+ */
+export const TOPIC_CONFIG_HELP: Readonly<Record<TopicConfigKey, string>> = SHARED_TOPIC_CONFIG_HELP;
 
 /** Where a config value came from. */
 export type ConfigSource = 'default' | 'inferred' | 'sidecar' | 'override';

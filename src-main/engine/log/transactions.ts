@@ -36,7 +36,7 @@ import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
 import { readProducerSnapshot } from '../files/producer-snapshot.ts';
 import { collectAbortedTxns, type AbortedTxn } from '../files/txn-index.ts';
-import { Pacer, recordsOf, walkLog, type LongReadOptions } from './fetch.ts';
+import { Pacer, recordsOf, walkLog, type LongReadOptions } from './log-walk.ts';
 import type { PartitionLog } from './partition-log.ts';
 
 export type { AbortedTxn };

@@ -6,10 +6,10 @@
  * Used to generate logs (the demo log directory, test scenarios). It writes plain files with fsync;
  * callers that replace live segments use the crash-safe paths of the writer and the cleaner instead.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { scanLogBuffer } from '../format/log-reader.ts';
 import { segmentFileName } from '../files/file-names.ts';
+import { writeFileDurable } from '../files/fsync-write.ts';
 import { buildOffsetIndexEntries, encodeOffsetIndex, type IndexableBatch } from '../files/offset-index.ts';
 import { buildTimeIndexEntries, encodeTimeIndex } from '../files/time-index.ts';
 import { encodeTxnIndex, type AbortedTxnInput } from '../files/txn-index.ts';
@@ -27,17 +27,6 @@ export interface SegmentFileOptions {
   noTimeIndex?: boolean;
 }
 
-function writeDurably(path: string, data: Uint8Array): void {
-  const fd = openSync(path, 'w');
-  try {
-    let done = 0;
-    while (done < data.length) done += writeSync(fd, data, done, data.length - done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Writes segment files named after `baseOffset` into `dir`.
  * @param batches encoded entries in file order (v2 batches or legacy messages).
@@ -47,14 +36,14 @@ function writeDurably(path: string, data: Uint8Array): void {
 export function writeSegmentFiles(dir: string, baseOffset: bigint, batches: Buffer[], opts: SegmentFileOptions = {}): IndexableBatch[] {
   const log = Buffer.concat(opts.tail ? [...batches, opts.tail] : batches);
   const name = segmentFileName(baseOffset, '');
-  writeDurably(join(dir, name + '.log'), log);
+  writeFileDurable(join(dir, name + '.log'), log);
   const facts: IndexableBatch[] = [];
   for (const e of scanLogBuffer(Buffer.concat(batches), { verifyCrc: false })) {
     if (e.type === 'batch') facts.push({ position: e.header.position, size: e.header.size, lastOffset: e.header.lastOffset, maxTimestamp: e.header.maxTimestamp });
   }
   const interval = opts.indexIntervalBytes ?? 4096;
-  if (!opts.noIndex) writeDurably(join(dir, name + '.index'), encodeOffsetIndex(baseOffset, buildOffsetIndexEntries(baseOffset, facts, interval)));
-  if (!opts.noTimeIndex) writeDurably(join(dir, name + '.timeindex'), encodeTimeIndex(baseOffset, buildTimeIndexEntries(baseOffset, facts, { indexIntervalBytes: interval })));
-  if (opts.txnIndex) writeDurably(join(dir, name + '.txnindex'), encodeTxnIndex(baseOffset, opts.txnIndex));
+  if (!opts.noIndex) writeFileDurable(join(dir, name + '.index'), encodeOffsetIndex(baseOffset, buildOffsetIndexEntries(baseOffset, facts, interval)));
+  if (!opts.noTimeIndex) writeFileDurable(join(dir, name + '.timeindex'), encodeTimeIndex(baseOffset, buildTimeIndexEntries(baseOffset, facts, { indexIntervalBytes: interval })));
+  if (opts.txnIndex) writeFileDurable(join(dir, name + '.txnindex'), encodeTxnIndex(baseOffset, opts.txnIndex));
   return facts;
 }

@@ -42,18 +42,19 @@ import { relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { KlxError } from '../errors.ts';
 import { COMPRESSIONS, type BatchHeader, type KafkaRecord } from '../format/types.ts';
-import { Pacer, recordsOf, walkLog, type LongReadOptions } from '../log/fetch.ts';
+import { Pacer, recordsOf, walkLog, type LongReadOptions } from '../log/log-walk.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
 import { scanHoles } from '../log/holes.ts';
 import { markerTypeOf, TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
 import { ColumnarAppender, SQL_TYPE_OF, type ColumnKind } from './columnar-appender.ts';
+import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
 export const LOG_TABLES_SCHEMA_VERSION = 1;
 
-/** Default cap on the bytes of a value kept in `records.value` (16 KiB). */
-export const DEFAULT_VALUE_CAP_BYTES = 16 * 1024;
+/** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
+export { DEFAULT_VALUE_CAP_BYTES };
 
 /** Schema of the internal tables. */
 export const INTERNAL_SCHEMA = 'klx_internal';

@@ -22,24 +22,17 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { KlxError } from '../errors.ts';
 import { openPath, type OpenedLogs } from '../log/log-dir.ts';
-import { buildLogTables, DEFAULT_VALUE_CAP_BYTES, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
+import { isProcessAlive } from '../log/log-lock.ts';
+import { buildLogTables, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
+import { CACHE_DIR_NAME, DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from './sql-defaults.ts';
 
-/** Name of the cache folder under the platform cache directory. */
-export const CACHE_DIR_NAME = 'kafka-log-explorer';
-
-/**
- * The default cache directory of the command line: `$XDG_CACHE_HOME/kafka-log-explorer`, else
- * `~/.cache/kafka-log-explorer`.
- */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_CACHE_HOME;
-  return join(xdg && xdg.trim() !== '' ? xdg : join(homedir(), '.cache'), CACHE_DIR_NAME);
-}
+/** The cache folder's name and default place live in `sql-defaults.ts` (DuckDB-free, for the command line). */
+export { CACHE_DIR_NAME, defaultCacheDir };
 
 /** Cache key of a folder: 16 hex digits of SHA-256 of its resolved path. */
 export function cacheKey(root: string): string {
@@ -121,15 +114,6 @@ function removeDbFile(path: string): void {
   for (const p of [path, `${path}.wal`, `${path}.tmp`]) rmSync(p, { force: true, recursive: true });
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** True when `path` opens read-only and its meta table says it is a complete table set of this schema version. */
 async function isCompleteTableSet(path: string): Promise<boolean> {
   let instance: DuckDBInstance | undefined;
@@ -162,7 +146,7 @@ function removeStaleFiles(cacheDir: string, key: string, keep: string): void {
     if (!n.startsWith(`${key}-`) || join(cacheDir, n) === keep) continue;
     const building = /\.building-(\d+)-[0-9a-f]+\.duckdb(\.wal)?$/.exec(n);
     if (building) {
-      if (!processAlive(Number(building[1]))) rmSync(join(cacheDir, n), { force: true, recursive: true });
+      if (!isProcessAlive(Number(building[1]))) rmSync(join(cacheDir, n), { force: true, recursive: true });
       continue;
     }
     if (/\.duckdb(\.wal)?$/.test(n)) {

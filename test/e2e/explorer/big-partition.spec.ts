@@ -2,8 +2,9 @@
  * A 5,000,000-record partition (50,000 batches × 100 records in 5 segments, generated once per
  * run): it opens, shows its first records at once, scrolls with the wheel and the keyboard, goes to
  * the end and back, lands exactly on an offset typed in "Go to offset" and on a time typed in "Go to
- * time", and drags the scrollbar to the middle. The DOM holds only the rows on screen, and the
- * window of loaded rows stays bounded however far the table is scrolled.
+ * time", and drags the scrollbar to the middle. The DOM holds only the rows on screen (recycled
+ * while scrolling, in offset order), and the window of loaded rows stays bounded however far the
+ * table is scrolled.
  */
 import { SCREENSHOTS, expect, openFolder, selectPartition, test, visibleOffsets, VIEWPORT } from './explorer-fixtures.ts';
 import { BIG_T0 } from './big-partition.ts';
@@ -45,6 +46,8 @@ test('5 M records: first page, End, Home, Go to offset and Go to time land exact
   // ↓ moves to the next record, across the page boundary the jump loaded around.
   await page.keyboard.press('ArrowDown');
   await expect(page.locator('[data-testid=record-row][data-offset="3333334"]')).toHaveClass(/selected/);
+  // The inspector follows the keyboard once the keys pause.
+  await expect(page.getByTestId('inspector')).toContainText('Record 3,333,334');
 
   // Go to time: the first record at or after T0 + 4,200,000.5 s is offset 4,200,001 (timestamps are T0 + offset ms).
   await page.getByTestId('jump-time').fill(String(BIG_T0 + 4_200_001n));
@@ -62,6 +65,14 @@ test('5 M records: the wheel scrolls through pages, PgDn pages, and the loaded w
   const table = page.getByTestId('records-table');
   const box = (await table.boundingBox())!;
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  // The row elements are recycled: 5 rows further, the same elements show offsets 5.. in order (the
+  // 5 that left the top now hold the 5 new rows at the bottom); none was created or dropped.
+  const marked = await page.evaluate("(() => { const rows = [...document.querySelectorAll('[data-testid=record-row]')]; rows.forEach((r, i) => (r.__klxMark = i + 1)); return rows.length; })()");
+  expect(marked).toBeGreaterThan(20);
+  await page.mouse.wheel(0, 5 * 22);
+  await expect.poll(async () => (await visibleOffsets(page))[0]).toBe('5');
+  expect((await visibleOffsets(page)).map(Number)).toEqual(Array.from({ length: marked as number }, (_, i) => 5 + i));
+  expect(await page.evaluate("[...document.querySelectorAll('[data-testid=record-row]')].filter((r) => r.__klxMark).length")).toBe(marked);
   // 60 wheel notches of 600 px: about 1,600 rows, through several pages fetched on demand.
   for (let i = 0; i < 60; i++) {
     await page.mouse.wheel(0, 600);

@@ -14,24 +14,11 @@ import { decodeV2Records, encodeBatch } from '../../../src-main/engine/format/re
 import { scanLogBuffer } from '../../../src-main/engine/format/log-reader.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { batchesOf, offsets, visibleRecords } from './support.ts';
+import { V15_2, V15_3 } from '../../support/spec-vectors.ts';
 
 const TS = 1_700_000_000_000n;
 const run = (dir: string, opts: CompactionOptions) => runCompaction(dir, opts, { runId: 't', trashDir: tempDir('klx-trash-') });
 const seg0 = (dir: string) => join(dir, '00000000000000000000.log');
-const hex = (s: string) => Buffer.from(s.replace(/^[0-9a-f]{4}:/gm, '').replace(/\s+/g, ''), 'hex');
-
-const V15_2 = hex(`
-0000: 00 00 00 00 00 00 00 05 00 00 00 39 00 00 00 03
-0010: 02 b5 d1 86 80 00 00 00 00 00 00 00 00 01 8b cf
-0020: e5 68 07 00 00 01 8b cf e5 68 07 ff ff ff ff ff
-0030: ff ff ff ff ff ff ff ff ff 00 00 00 01 0e 00 00
-0040: 00 02 6b 01 00`);
-const V15_3 = hex(`
-0000: 00 00 00 00 00 00 00 05 00 00 00 3c 00 00 00 03
-0010: 02 6f e5 3f 28 00 40 00 00 00 00 00 00 01 8b d5
-0020: 14 eb c0 00 00 01 8b cf e5 68 07 ff ff ff ff ff
-0030: ff ff ff ff ff ff ff ff ff 00 00 00 01 14 00 f1
-0040: 8e fc 52 00 02 6b 01 00`);
 
 describe('compaction, byte level', () => {
   it('a tombstone batch gets the delete horizon exactly as spec §15.3: 69 → 72 bytes (the 4-byte varlong delta −86 999 993 replaces 00), CRC 0x6FE53F28', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KlxError } from '../../../src-main/engine/errors.ts';
-import { WRITE_STEPS, readFileBytes, tmpPathFor, writeFileAtomic, type WriteStep } from '../../../src-main/engine/files/fsync-write.ts';
+import { WRITE_STEPS, readFileBytes, tmpPathFor, writeFileAtomic, writeFileDurable, type WriteStep } from '../../../src-main/engine/files/fsync-write.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -107,5 +107,23 @@ describe('readFileBytes', () => {
   it('throws not-found for a missing file and io-error for a directory, naming the file', () => {
     expect(() => readFileBytes(join(dir, 'nope'))).toThrow(expect.objectContaining({ code: 'not-found', file: join(dir, 'nope') }));
     expect(() => readFileBytes(dir)).toThrow(expect.objectContaining({ code: 'io-error', file: dir }));
+  });
+});
+
+describe('writeFileDurable (the writer, the cleaner and the segment writer)', () => {
+  it('creates or truncates the file with the bytes or UTF-8 text given, in place (no .tmp)', () => {
+    const p = join(dir, 'klx-topic.properties');
+    writeFileDurable(p, 'cleanup.policy=compact\n');
+    expect(readFileSync(p, 'utf8')).toBe('cleanup.policy=compact\n');
+    writeFileDurable(p, Buffer.from([0xff, 0]));
+    expect([...readFileSync(p)]).toEqual([0xff, 0]);
+    writeFileDurable(p, new Uint8Array(0));
+    expect(readFileSync(p).length).toBe(0);
+    expect(existsSync(`${p}.tmp`)).toBe(false);
+  });
+
+  it("throws the operating system's error unwrapped", () => {
+    expect(() => writeFileDurable(join(dir, 'no-such-folder', 'f'), 'x')).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => writeFileDurable(join(dir, 'no-such-folder', 'f'), 'x')).not.toThrow(KlxError);
   });
 });

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { assertKafkaSane } from '../../../src-main/engine/files/index-file.ts';
 import {
-  assertKafkaSane,
   buildOffsetIndexEntries,
   DEFAULT_SEGMENT_INDEX_BYTES,
   encodeOffsetIndex,

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertKafkaSane, buildOffsetIndexEntries, type IndexableBatch } from '../../../src-main/engine/files/offset-index.ts';
+import { assertKafkaSane } from '../../../src-main/engine/files/index-file.ts';
+import { buildOffsetIndexEntries, type IndexableBatch } from '../../../src-main/engine/files/offset-index.ts';
 import { buildTimeIndexEntries, encodeTimeIndex, lookupTimestamp, parseTimeIndex, readTimeIndex, writeTimeIndex } from '../../../src-main/engine/files/time-index.ts';
 
 const TS = 1700000000000n; // spec §15: 0x0000018BCFE56800

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertKafkaSane } from '../../../src-main/engine/files/offset-index.ts';
+import { assertKafkaSane } from '../../../src-main/engine/files/index-file.ts';
 import { collectAbortedTxns, encodeTxnIndex, parseTxnIndex, readTxnIndex, writeTxnIndex, type AbortedTxn } from '../../../src-main/engine/files/txn-index.ts';
 
 const VECTOR = '0000' + '00000000000003e8' + '0000000000000014' + '0000000000000019' + '0000000000000014';

@@ -8,29 +8,16 @@
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { fetch } from '../../../src-main/engine/log/fetch.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import type { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import type { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
 import { describeRealData, expectedBatches, REAL_DATA, realDataCases } from '../../support/real-data.ts';
 import { openSql, rows } from './sql-test-helpers.ts';
+import { engineLatest, hex } from '../../support/latest-state.ts';
 
-const hex = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
-
-/** key hex → [offset, value hex or null]: the last record of each key, read with the engine's fetch. */
-async function engineLatest(log: PartitionLog): Promise<Map<string, [bigint, string | null]>> {
-  const out = new Map<string, [bigint, string | null]>();
-  let offset = log.logStartOffset;
-  for (;;) {
-    const page = await fetch(log, { offset, maxRecords: 10_000, maxBytes: Infinity });
-    for (const r of page.records) {
-      if (r.key === null || r.aborted) continue;
-      out.set(hex(r.key)!, [r.offset, hex(r.value)]);
-    }
-    if (page.reachedLimit || page.nextOffset === offset) break;
-    offset = page.nextOffset;
-  }
-  return out;
+/** key hex → [offset, value hex or null]: the engine's latest state (see `test/support/latest-state.ts`). */
+async function engineLatestHex(log: PartitionLog): Promise<Map<string, [bigint, string | null]>> {
+  return new Map([...(await engineLatest(log))].map(([k, [o, v]]) => [k, [o, hex(v)]]));
 }
 
 /** Same shape from the SQL view `latest` (or `state`) for one partition folder. */
@@ -52,7 +39,7 @@ async function compareConsumerOffsets(caseName: string): Promise<{ partitions: n
   let live = 0;
   for (const { rel, log } of allPartitions(openPath(root))) {
     if (log.topic !== '__consumer_offsets') continue;
-    const engine = await engineLatest(log);
+    const engine = await engineLatestHex(log);
     expect(await sqlLatest(s, 'latest', rel), `${caseName}/${rel} latest`).toEqual(engine);
     const engineState = new Map([...engine].filter(([, [, v]]) => v !== null));
     expect(await sqlLatest(s, 'state', rel), `${caseName}/${rel} state`).toEqual(engineState);

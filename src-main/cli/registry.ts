@@ -1,0 +1,403 @@
+/**
+ * Every `klx` command's name, arguments, options (with their parsers and defaults) and help text,
+ * declared without loading the command: each action imports its implementation,
+ * `commands/<name>.ts`, when the command runs. So `klx --help`, `klx --version` and a usage error
+ * load none of the engine, and `klx dump` loads the log reader but not DuckDB, the bridge or zod.
+ *
+ * Keep this module cheap: besides commander it imports only `output.ts`, the import-free constant
+ * modules of the engine (`read-defaults.ts`, `sql-defaults.ts`, `format/types.ts`), the topic-config
+ * parser (`topic-config.ts`, for the config flags) and types. `test/cli/startup.test.ts` checks what
+ * `klx --help` and `klx dump` load.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { KlxError } from '../engine/errors.ts';
+import { COMPRESSIONS, type Compression } from '../engine/format/types.ts';
+import { DEFAULT_MAX_RECORDS, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, type IsolationLevel } from '../engine/log/read-defaults.ts';
+import { parseConfigPairs, parseConfigValue, type TopicConfig, type TopicConfigKey } from '../engine/log/topic-config.ts';
+import { DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from '../engine/sql/sql-defaults.ts';
+import { parseNonNegativeInt } from './output.ts';
+import type { AppendCliOptions } from './commands/append.ts';
+import type { CompactFlags } from './commands/compact.ts';
+import type { CreateOptions } from './commands/create.ts';
+import type { DumpOptions } from './commands/dump.ts';
+import type { FetchCliOptions } from './commands/fetch.ts';
+import type { HolesCliOptions } from './commands/holes.ts';
+import type { OffsetForTimeCliOptions } from './commands/offset-for-time.ts';
+import type { QueryCommandOptions } from './commands/query.ts';
+import type { RepairCliOptions } from './commands/repair.ts';
+import type { RetentionFlags } from './commands/retention.ts';
+import type { RollOptions } from './commands/roll.ts';
+import type { ServeOptions } from './commands/serve.ts';
+import type { VerifyCliOptions } from './commands/verify.ts';
+
+/** Registers every command on `program`, in the order `klx --help` lists them. */
+export function registerCommands(program: Command): void {
+  registerDump(program);
+  registerRetention(program);
+  registerCompact(program);
+  registerUndo(program);
+  registerTrash(program);
+  registerFetch(program);
+  registerOffsetForTime(program);
+  registerHoles(program);
+  registerVerify(program);
+  registerRepair(program);
+  registerCreate(program);
+  registerAppend(program);
+  registerRoll(program);
+  registerServe(program);
+  registerQuery(program);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Option parsers (commander prints their message on failure)
+
+/** commander helper for repeatable options. */
+export function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}
+
+/** Parses a config flag with Kafka's validation; commander prints the reason on failure. */
+export function configFlag<K extends TopicConfigKey>(key: K): (v: string) => TopicConfig[K] {
+  return (v: string) => {
+    try {
+      return parseConfigValue(key, v);
+    } catch (err) {
+      throw new InvalidArgumentError(err instanceof KlxError ? err.reason : String(err));
+    }
+  };
+}
+
+/** Collects repeated `--config k=v` flags, validating each. */
+export function collectConfig(v: string, prev: Partial<TopicConfig> = {}): Partial<TopicConfig> {
+  try {
+    return { ...prev, ...parseConfigPairs([v]) };
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof KlxError ? err.reason : String(err));
+  }
+}
+
+/** Parses a non-negative int64 flag (offsets, `--now`). */
+export function int64Flag(name: string): (v: string) => bigint {
+  return (v: string) => {
+    if (!/^\d{1,19}$/.test(v.trim()) || BigInt(v.trim()) > 9223372036854775807n) throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
+    return BigInt(v.trim());
+  };
+}
+
+/** Parses `--now MS` (ms since the epoch). */
+export function nowFlag(v: string): number {
+  if (!/^\d{1,16}$/.test(v.trim())) throw new InvalidArgumentError(`--now must be milliseconds since the epoch (a non-negative integer), got "${v}"`);
+  return Number(v.trim());
+}
+
+/** Parses an offset argument: a non-negative int64, `earliest` or `latest`. */
+export function parseOffsetArg(v: string): bigint | 'earliest' | 'latest' {
+  if (v === 'earliest' || v === 'latest') return v;
+  if (!/^\d+$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError(`--offset must be a non-negative integer, "earliest" or "latest", got "${v}"`);
+  return BigInt(v);
+}
+
+function parseIsolation(v: string): IsolationLevel {
+  if (v !== 'read_uncommitted' && v !== 'read_committed') throw new InvalidArgumentError(`--isolation must be read_uncommitted or read_committed, got "${v}"`);
+  return v;
+}
+
+function parseUpTo(v: string): 'log-end' | 'high-watermark' {
+  if (v !== 'log-end' && v !== 'high-watermark') throw new InvalidArgumentError(`--up-to must be log-end or high-watermark, got "${v}"`);
+  return v;
+}
+
+/** Parses `--timestamp`: ms since the epoch, an ISO-8601 date, `earliest` (−2) or `latest` (−1). */
+export function parseTimestampArg(v: string): bigint {
+  if (v === 'earliest' || v === '-2') return EARLIEST_TIMESTAMP;
+  if (v === 'latest' || v === '-1') return LATEST_TIMESTAMP;
+  if (/^\d+$/.test(v)) {
+    const n = BigInt(v);
+    if (n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp ${v} does not fit an int64`);
+    return n;
+  }
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(ms) || ms < 0) throw new InvalidArgumentError(`--timestamp must be ms since the epoch, an ISO-8601 date (2024-05-01T10:00:00Z), "earliest" or "latest", got "${v}"`);
+  return BigInt(ms);
+}
+
+/** `klx append --timestamp`: ms since the epoch, or −1 (none). */
+function parseTimestamp(v: string): bigint {
+  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`--timestamp must be milliseconds since the epoch (an integer), got "${v}"`);
+  const n = BigInt(v);
+  if (n < -1n || n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp must be -1 (none) or 0..2^63-1, got ${v}`);
+  return n;
+}
+
+function parseCompression(v: string): Compression {
+  if (!(COMPRESSIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--compression must be one of ${COMPRESSIONS.join(', ')}, got "${v}"`);
+  return v as Compression;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read commands
+
+function registerDump(program: Command): void {
+  program
+    .command('dump')
+    .description('print the batches of .log files (or the entries of .index/.timeindex files); PATH may be a file, a partition directory or a log directory')
+    .argument('<path...>', '.log/.index/.timeindex file, partition directory or log directory')
+    .option('--deep', 'decode and print every record (decompressing batches)')
+    .option('--json', 'print NDJSON: one object per batch (fields as in EXPECTED.jsonl)')
+    .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
+    .action(async (paths: string[], opts: DumpOptions) => (await import('./commands/dump.ts')).runDump(paths, opts));
+}
+
+function registerFetch(program: Command): void {
+  program
+    .command('fetch')
+    .description('print the records a consumer at --offset would receive (follows offset holes; skips control records; read_committed hides aborted transactions)')
+    .argument('<dir>', 'partition folder, or a log directory with --partition')
+    .requiredOption('--offset <n>', 'first offset wanted: a number, "earliest" (log start offset) or "latest" (log end offset)', parseOffsetArg)
+    .option('--max <n>', 'at most N records', (v) => parseNonNegativeInt(v, '--max'), DEFAULT_MAX_RECORDS)
+    .option('--max-bytes <n>', 'byte budget in whole batches; the first batch is returned whole even if larger (Kafka KIP-74)', (v) => parseNonNegativeInt(v, '--max-bytes'))
+    .option('--isolation <level>', 'read_uncommitted or read_committed', parseIsolation, 'read_uncommitted')
+    .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
+    .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
+    .option('--partition <topic-N>', 'the partition to read when DIR holds several')
+    .option('--json', 'print NDJSON: one {"type":"record"} per record, then {"type":"end","nextOffset":...}')
+    .action(async (dir: string, opts: FetchCliOptions) => (await import('./commands/fetch.ts')).runFetch(dir, opts));
+}
+
+function registerOffsetForTime(program: Command): void {
+  program
+    .command('offset-for-time')
+    .description('the first offset whose record has a timestamp at or after --timestamp (Kafka offsetsForTimes); "earliest" / "latest" give the log start / end offset')
+    .argument('<dir>', 'partition folder, or a log directory with --partition')
+    .requiredOption('--timestamp <ms>', 'ms since the epoch, an ISO-8601 date, "earliest" or "latest"', parseTimestampArg)
+    .option('--partition <topic-N>', 'the partition to search when DIR holds several')
+    .option('--json', 'print one JSON object')
+    .action(async (dir: string, opts: OffsetForTimeCliOptions) => (await import('./commands/offset-for-time.ts')).runOffsetForTime(dir, opts));
+}
+
+function registerHoles(program: Command): void {
+  program
+    .command('holes')
+    .description('list every offset range that holds no readable record, and why (compaction, control records, aborted transactions, log start, missing segments, damage)')
+    .argument('<dir>', 'partition folder, or a log directory with --partition')
+    .option('--partition <topic-N>', 'the partition to examine when DIR holds several')
+    .option('--json', 'print NDJSON: one {"type":"hole"} per range, then {"type":"summary"}')
+    .action(async (dir: string, opts: HolesCliOptions) => (await import('./commands/holes.ts')).runHoles(dir, opts));
+}
+
+const QUERY_TABLES_HELP = `
+Tables (one set for every partition folder under PATH):
+  records      one row per record: topic, partition, "offset", timestamp (ms), key/key_text,
+               value/value_text (UTF-8 text or NULL), value_size, value_truncated, headers,
+               is_tombstone, is_control, control_type, is_transactional, aborted, producer_id,
+               batch_base_offset, segment_base_offset, position, partition_id
+  latest       the record with the highest offset of each key (tombstones included): what
+               compaction keeps. No keyless, control, aborted or below-logStartOffset records.
+  state        latest without tombstones: the current value of each key
+  segments, batches, holes, partitions, damage, aborted_transactions
+
+Only one SELECT / WITH / EXPLAIN / DESCRIBE / SHOW / SUMMARIZE / PRAGMA table_info statement is
+run; anything that would change the tables is refused. "offset" is an SQL keyword: quote it.
+
+Examples:
+  klx query /var/kafka-logs 'SELECT key_text, value_text FROM state ORDER BY key_text'
+  klx query __consumer_offsets-7 'SELECT count(*) FROM records GROUP BY is_tombstone' --json
+  klx query ./logs 'SELECT topic, "partition", min("offset"), max("offset") FROM records GROUP BY ALL'
+`;
+
+function registerQuery(program: Command): void {
+  program
+    .command('query')
+    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage and aborted_transactions tables of PATH')
+    .argument('<path>', 'log directory, partition folder or folder of log directories')
+    .argument('<sql>', 'one SELECT statement (quote it for the shell)')
+    .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))
+    .addOption(new Option('--csv', 'print CSV with a header line (BLOB as base64)').conflicts('json'))
+    .option('--limit <n>', 'print at most N rows', (v) => parseNonNegativeInt(v, '--limit'))
+    .option('--cache-dir <dir>', `where the built tables are kept (default ${defaultCacheDir()})`)
+    .option('--no-cache', 'build the tables in a temporary folder and delete them afterwards')
+    .option('--rebuild', 'rebuild the cached tables even when the folder has not changed')
+    .option('--value-cap <bytes>', `keep at most this many bytes of each value in records.value (default ${DEFAULT_VALUE_CAP_BYTES})`, (v) => parseNonNegativeInt(v, '--value-cap'))
+    .addHelpText('after', QUERY_TABLES_HELP)
+    .action(async (path: string, sql: string, opts: QueryCommandOptions) => (await import('./commands/query.ts')).runQuery(path, sql, opts));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integrity commands
+
+function registerVerify(program: Command): void {
+  program
+    .command('verify')
+    .description(
+      'check every batch (CRC, framing, offsets), every index entry and the checkpoints of the partitions under DIR; ' +
+        'prints each finding with file, byte position and reason. Exit 0 when clean, 1 when errors or warnings were found',
+    )
+    .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
+    .option('--json', 'print NDJSON: one {"type":"finding",...} object per finding, then one {"type":"summary",...}')
+    .option('--quick', "only the broker's startup sanity check: file names and index files, no .log is read")
+    .option('--shallow', 'do not decompress and decode records (CRC, framing, offsets and indexes are still checked)')
+    .addHelpText(
+      'after',
+      '\nSeverities: error = data or an index a reader would trust is wrong; warning = something a broker repairs at startup\n' +
+        "(missing/untrimmed index, zero-filled tail, leftover .deleted/.cleaned/.swap files); info = normal facts (older-broker index style...).\n" +
+        'Fix what can be fixed with `klx repair DIR` (try --dry-run first).',
+    )
+    .action(async (dir: string, opts: VerifyCliOptions) => (await import('./commands/verify.ts')).runVerify(dir, opts));
+}
+
+const REPAIR_HELP_AFTER = `
+What repair does, per partition (as a broker does at startup, Kafka's LogLoader):
+  - deletes *.deleted and stale *.tmp files, incomplete cleaner output (.cleaned, and the .swap
+    files of an unfinished split), completes finished swaps (.swap -> final name);
+  - deletes index files without a .log; rebuilds missing, corrupt, stale or untrimmed indexes;
+  - without .kafka_cleanshutdown: re-validates every segment from the recovery point on, batch by
+    batch, and rebuilds its indexes trimmed, exactly as a broker writes them;
+  - creates an empty segment when none is left; drops leader epochs and producer snapshots that
+    lie beyond the new log end.
+
+Damaged .log files:
+  default                   only bytes that are not valid batches are cut: a partial, zeroed or
+                            overwritten TAIL (nothing valid after it). A corrupt region with valid
+                            batches after it is reported and left in place: no valid record is
+                            ever dropped (exit code 1 tells you a decision is needed).
+  --truncate-at-corruption  the broker's behaviour: cut the segment at the first invalid batch even
+                            when valid batches follow, and delete every later segment. The plan
+                            counts the valid batches and records this drops; run --dry-run first.
+
+Every step is crash-safe: after an interruption, run repair again to finish. Stop the broker that
+owns DIR first (klx cannot see Kafka's .lock); klx holds <partition>/klx-writer.lock while it writes.`;
+
+function registerRepair(program: Command): void {
+  program
+    .command('repair')
+    .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run) and prints what it did")
+    .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
+    .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
+    .option('--truncate-at-corruption', 'broker behaviour: cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records)')
+    .option('--json', 'print NDJSON: {"type":"plan",...} and {"type":"applied",...} per partition, then {"type":"summary",...}')
+    .addHelpText('after', REPAIR_HELP_AFTER)
+    .action(async (dir: string, opts: RepairCliOptions) => (await import('./commands/repair.ts')).runRepair(dir, opts));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cleaner commands
+
+function registerRetention(program: Command): void {
+  program
+    .command('retention')
+    .description('delete the segments a broker\'s retention would delete (time, size, log start offset), keeping them in the trash for klx undo')
+    .argument('<dir>', 'partition folder, log directory or folder of log directories')
+    .option('--retention-ms <n>', 'retention.ms: delete a segment once now − its largest timestamp exceeds N ms (−1: never; default 604800000)', configFlag('retention.ms'))
+    .option('--retention-bytes <n>', 'retention.bytes: keep each partition below N bytes of .log, whole segments only (−1: unlimited, the default)', configFlag('retention.bytes'))
+    .option('--delete-before-offset <n>', 'raise the log start offset to N (DeleteRecords) and delete the segments wholly below it', int64Flag('--delete-before-offset'))
+    .option('--now <ms>', 'the clock to use, ms since the epoch (default: now)', nowFlag)
+    .option('--dry-run', 'print the plan; change nothing')
+    .option('--json', 'print the result as JSON')
+    .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
+    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
+    .action(async (dir: string, flags: RetentionFlags) => (await import('./commands/retention.ts')).runRetention(dir, flags));
+}
+
+function registerCompact(program: Command): void {
+  program
+    .command('compact')
+    .description('compact partitions as a broker\'s log cleaner would (latest value per key, tombstones, transactions), keeping replaced segments in the trash for klx undo')
+    .argument('<dir>', 'partition folder, log directory or folder of log directories')
+    .option('--delete-retention-ms <n>', 'delete.retention.ms: how long tombstones and transaction markers survive (default 86400000)', configFlag('delete.retention.ms'))
+    .option('--min-compaction-lag-ms <n>', 'min.compaction.lag.ms: records younger than this stay uncompacted (default 0)', configFlag('min.compaction.lag.ms'))
+    .option('--max-compaction-lag-ms <n>', 'max.compaction.lag.ms: dirty data older than this is cleaned even below the dirty ratio', configFlag('max.compaction.lag.ms'))
+    .option('--segment-bytes <n>', 'segment.bytes: largest cleaned segment (default 1073741824)', configFlag('segment.bytes'))
+    .option('--min-cleanable-dirty-ratio <r>', 'min.cleanable.dirty.ratio, used with --like-broker (default 0.5)', configFlag('min.cleanable.dirty.ratio'))
+    .option('--rules <rules>', 'kafka (Kafka ≥ 3.1, the default) or classic (the textbook model)', (v: string) => {
+      if (v !== 'kafka' && v !== 'classic') throw new InvalidArgumentError(`--rules must be kafka or classic, got "${v}"`);
+      return v;
+    })
+    .option('--like-broker', 'clean only when a broker would (dirty ratio above min.cleanable.dirty.ratio, or past max.compaction.lag.ms)')
+    .option('--now <ms>', 'the clock to use, ms since the epoch (default: now)', nowFlag)
+    .option('--dry-run', 'print the plan; change nothing')
+    .option('--json', 'print the result as JSON')
+    .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
+    .option('--dedupe-buffer-size <n>', 'bytes of the key map (log.cleaner.dedupe.buffer.size, default 134217728); more keys than fit take several passes', (v) => {
+      const n = parseNonNegativeInt(v, '--dedupe-buffer-size');
+      if (n < 48) throw new InvalidArgumentError(`--dedupe-buffer-size must hold at least 2 keys (48 bytes), got ${n}`);
+      return n;
+    })
+    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
+    .action(async (dir: string, flags: CompactFlags) => (await import('./commands/compact.ts')).runCompact(dir, flags));
+}
+
+function registerUndo(program: Command): void {
+  program
+    .command('undo')
+    .description('undo the latest retention or compaction run on DIR, restoring the replaced files from the trash')
+    .argument('<dir>', 'partition folder or log directory the run was given')
+    .option('--trash-dir <dir>', 'the trash folder the run used (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, flags: { trashDir?: string; json?: boolean }) => (await import('./commands/undo.ts')).runUndo(dir, flags));
+}
+
+function registerTrash(program: Command): void {
+  program
+    .command('trash')
+    .description('list the files kept for klx undo, or delete them for good with --empty')
+    .option('--empty', 'delete every trash entry (their runs can no longer be undone)')
+    .option('--trash-dir <dir>', 'the trash folder (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--json', 'print JSON')
+    .action(async (flags: { empty?: boolean; trashDir?: string; json?: boolean }) => (await import('./commands/trash.ts')).runTrash(flags));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write commands
+
+function registerCreate(program: Command): void {
+  program
+    .command('create')
+    .description('create an empty partition folder <logdir>/<topic>-<partition> as a broker does (empty segment 0, leader epoch 0, random topic id)')
+    .argument('<dir>', 'the new partition folder: <logdir>/<topic>-<partition>')
+    .option('--config <key=value>', 'topic config kept in klx-topic.properties (repeatable), e.g. cleanup.policy=compact', collect, [])
+    .option('--dry-run', 'print what would be created and touch nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: CreateOptions) => (await import('./commands/create.ts')).runCreate(dir, opts));
+}
+
+function registerAppend(program: Command): void {
+  program
+    .command('append')
+    .description('append one batch (one record, or every line of --records) to a partition folder, as a broker writes it')
+    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
+    .option('--key <key>', 'record key (UTF-8); without it the record has no key')
+    .option('--value <value>', 'record value (UTF-8)')
+    .option('--tombstone', 'write a null value (a delete marker for compacted topics)')
+    .option('--header <key=value>', 'record header (repeatable); "key" alone gives a null value', collect, [])
+    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
+    .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
+    .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
+    .option('--config <key=value>', 'topic config for this run, on top of klx-topic.properties (repeatable)', collect, [])
+    .option('--dry-run', 'print what would be appended and touch nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: AppendCliOptions) => (await import('./commands/append.ts')).runAppend(dir, opts));
+}
+
+function registerRoll(program: Command): void {
+  program
+    .command('roll')
+    .description('close the active segment of a partition folder and start a new one at the log end offset')
+    .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
+    .option('--dry-run', 'print what would happen and touch nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: RollOptions) => (await import('./commands/roll.ts')).runRoll(dir, opts));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The app
+
+function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the app on 127.0.0.1 for a browser; prints the URL with its access token')
+    .argument('[dir]', 'confine the app to this folder (opened at start)')
+    .option('--port <n>', 'TCP port (0: any free port)', (v) => parseNonNegativeInt(v, '--port'), 0)
+    .option('--read-only', 'refuse every method that writes to disk')
+    .action(async (dir: string | undefined, opts: ServeOptions) => (await import('./commands/serve.ts')).runServe(dir, opts));
+}
