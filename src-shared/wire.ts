@@ -15,14 +15,18 @@
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorInfo } from './errors.ts';
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
 /** A signed 64-bit integer as a decimal string, e.g. `"-1"`, `"9223372036854775807"`. */
 export const int64 = z
   .string()
   .regex(/^-?(0|[1-9][0-9]{0,18})$/, 'expected a 64-bit integer as a decimal string')
   .refine((s) => {
-    if (!/^-?[0-9]+$/.test(s)) return true; // already reported by the regex
+    const digits = s.startsWith('-') ? s.length - 1 : s.length;
+    if (digits < 19 || !/^-?[0-9]+$/.test(s)) return true; // 18 digits always fit; malformed text is reported by the regex
     const v = BigInt(s);
-    return v >= -(2n ** 63n) && v < 2n ** 63n;
+    return v >= INT64_MIN && v <= INT64_MAX;
   }, 'out of the 64-bit range');
 
 /** Bytes as standard base64 (RFC 4648 §4, with padding). */

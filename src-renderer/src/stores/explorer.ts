@@ -15,7 +15,7 @@ import { useJobs } from './jobs.ts';
 import { useRecords } from './records.ts';
 import { useSettings } from './settings.ts';
 
-/** The views of the main area. Cleanup, Edit and SQL are placeholders a colleague fills in. */
+/** The views of the main area (tabs of the selected partition). */
 export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql';
 
 /** An opened folder and what `log.open` found in it. */
