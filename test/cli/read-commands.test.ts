@@ -4,7 +4,7 @@
  * strings, isolation levels, budgets, exit codes and messages for bad folders and arguments.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeControlKey, encodeEndTxnMarkerValue } from '../../src-main/engine/format/control.ts';
@@ -193,5 +193,32 @@ describeRealData('klx read commands on real data', () => {
   it('offset-for-time on a multi-segment partition', () => {
     const r = lines(klx('offset-for-time', join(REAL_DATA, 'multisegment-rolled', 'invoice-1'), '--timestamp', 'earliest', '--json').stdout);
     expect(r[0]).toMatchObject({ found: true, offset: 0, timestamp: -1 });
+  });
+});
+
+describe('klx dump --max-bytes (tester report: a read cut by the limit was reported as an invalid tail)', () => {
+  const logDir = tempDir('klx-cli-dump-');
+  const dir = buildPartition(logDir, { segments: [{ batches: singles(rec('a', '1', 1000), rec('b', '2', 1001), rec('c', '3', 1002)) }] });
+  const file = join(dir, '00000000000000000000.log');
+
+  it('says where the limit stopped the read, not that the file is damaged', () => {
+    const all = lines(klx('dump', file, '--json').stdout);
+    expect(all.map((b) => b.type)).toEqual(['batch', 'batch', 'batch']);
+    const second = all[1] as { position: number };
+    const limit = second.position + 10; // inside the second batch
+    const cut = lines(klx('dump', file, '--json', '--max-bytes', String(limit)).stdout);
+    expect(cut.map((b) => b.type)).toEqual(['batch', 'max-bytes-reached']);
+    expect(cut[1]).toMatchObject({ position: second.position, maxBytes: limit });
+    const text = klx('dump', file, '--max-bytes', String(limit)).stdout;
+    expect(text).toContain(`-- stopped at --max-bytes ${limit}: the batch at position ${second.position} continues past it`);
+    expect(text).not.toContain('invalid-tail');
+  });
+
+  it('still reports a real invalid tail inside the limit', () => {
+    const damaged = join(tempDir('klx-cli-dump2-'), '00000000000000000000.log');
+    const bytes = readFileSync(file);
+    writeFileSync(damaged, Buffer.concat([bytes, Buffer.from('garbage!')]));
+    const out = lines(klx('dump', damaged, '--json', '--max-bytes', String(bytes.length + 100)).stdout);
+    expect(out.at(-1)).toMatchObject({ type: 'invalid-tail', position: bytes.length });
   });
 });

@@ -65,7 +65,14 @@ async function dumpPath(path: string, opts: DumpOptions, out: OutputWriter): Pro
     }
     if (!opts.json) await out.line(`Dumping ${label}`);
     const scan = scanLogFile(file, { deep: opts.deep ?? false, end: opts.maxBytes });
+    const fileSize = opts.maxBytes === undefined ? 0 : statSync(file).size;
     for (const e of scan) {
+      // A batch cut by --max-bytes (the file goes on past it) is where the read stopped, not damage.
+      if (opts.maxBytes !== undefined && e.type === 'invalid-tail' && fileSize > opts.maxBytes && e.position + e.size === opts.maxBytes) {
+        const reason = `stopped at --max-bytes ${opts.maxBytes}: the batch at position ${e.position} continues past it (the file has ${fileSize} bytes)`;
+        await out.line(opts.json ? JSON.stringify({ type: 'max-bytes-reached', file: label, position: e.position, maxBytes: opts.maxBytes, fileSize, reason }) : `-- ${reason}`);
+        continue;
+      }
       if (opts.json) await out.line(JSON.stringify(entryJson(e, label, opts.deep ?? false)));
       else await out.line(entryText(e, opts.deep ?? false));
     }

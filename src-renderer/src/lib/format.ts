@@ -46,6 +46,16 @@ export function offsetRange(from: string, to: string): string {
   return from === to ? group(from) : `${group(from)} – ${group(to)}`;
 }
 
+/**
+ * The offsets a partition holds, from logStartOffset to the last offset (logEndOffset − 1, both
+ * inclusive, like every other range in the app): "0 – 19" for logStartOffset 0, logEndOffset 20;
+ * "empty (next 20)" when logEndOffset ≤ logStartOffset.
+ */
+export function logOffsets(logStartOffset: string, logEndOffset: string): string {
+  const last = BigInt(logEndOffset) - 1n;
+  return last < BigInt(logStartOffset) ? `empty (next ${group(logEndOffset)})` : offsetRange(logStartOffset, String(last));
+}
+
 /** A percentage with one decimal: 0.3456 → "34.6 %". */
 export function percent(ratio: number): string {
   return `${(ratio * 100).toFixed(ratio > 0 && ratio < 0.001 ? 2 : 1)} %`;
