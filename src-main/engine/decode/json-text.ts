@@ -1,0 +1,49 @@
+/**
+ * JSON text that keeps int64 values exact: `bigint` values are written as bare JSON numbers with all
+ * their digits (as Kafka's JSON converters print longs), never rounded through a double, and byte
+ * arrays as base64 (as Kafka's `MessageUtil` JSON converters print `bytes` fields). Used by every
+ * decoder's `text` output and by the SQL tables' JSON columns.
+ */
+
+/** Base64 of bytes (standard alphabet, padded). */
+export function base64Of(b: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < b.length; i += 0x8000) bin += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+/**
+ * Serialises `value` to JSON text. `bigint` → bare integer digits; `Uint8Array` → base64 string;
+ * `undefined` object members are omitted (as `JSON.stringify`); `indent` as `JSON.stringify`'s space.
+ */
+export function toJsonText(value: unknown, indent?: number): string {
+  const marks: string[] = [];
+  const text = JSON.stringify(
+    value,
+    (_k, v: unknown) => {
+      if (typeof v === 'bigint') {
+        marks.push(v.toString());
+        return `\u0000bigint${marks.length - 1}\u0000`;
+      }
+      if (v instanceof Uint8Array) return base64Of(v);
+      return v;
+    },
+    indent,
+  );
+  if (marks.length === 0) return text;
+  return text.replace(/"\\u0000bigint(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
+}
+
+/**
+ * Parses JSON text keeping integers beyond 2^53 exact as `bigint` (integers within ±2^53 stay
+ * numbers). For tests and for reading back decoded JSON.
+ */
+export function parseJsonExact(text: string): unknown {
+  // Quote long integer literals outside strings, then revive them.
+  const marked = text.replace(/("(?:[^"\\]|\\.)*")|(-?\d{16,})(?![\d.eE])/g, (m, str: string | undefined, num: string | undefined) => {
+    if (str !== undefined) return str;
+    const big = BigInt(num!);
+    return big > 9007199254740991n || big < -9007199254740991n ? `"\\u0000big${num}"` : m;
+  });
+  return JSON.parse(marked, (_k, v: unknown) => (typeof v === 'string' && v.startsWith('\u0000big') ? BigInt(v.slice(4)) : v));
+}
