@@ -1,0 +1,13 @@
+/**
+ * The registry of every format the product decodes with, in `auto`'s tie-break order: formats
+ * that claim a topic by name first, then schema-based formats, text and binary primitives, raw
+ * bytes last.
+ */
+import { FormatRegistry } from './format.ts';
+import { jsonFormat, msgpackFormat } from './formats/json.ts';
+import { PRIMITIVE_FORMATS } from './formats/primitives.ts';
+
+/** A new registry with every format. */
+export function defaultFormatRegistry(): FormatRegistry {
+  return new FormatRegistry([jsonFormat, msgpackFormat, ...PRIMITIVE_FORMATS]);
+}

@@ -1,0 +1,281 @@
+/**
+ * The decode layer's core: what a format is, the registry of formats, and one entry point
+ * ({@link decodeBytes}) that every part of the product (records table, inspector, search, SQL,
+ * exports, `klx fetch`/`klx dump`, the bridge) calls to turn a record's key or value into JSON.
+ *
+ * A format reads one key or one value (`Uint8Array`) in a given {@link DecodeContext} (topic, side,
+ * the record's key when decoding its value, the schemas known to the session) and either returns
+ * what it read or throws {@link DecodeError} / {@link FormatError} with the byte position and a
+ * reason. The layer catches that and returns a {@link Decoded} whose `error` says why (never a crash,
+ * never a silent fallback to another format when the user chose one).
+ *
+ * `auto` (the default per topic and side) asks every format how sure it is
+ * ({@link Format.detect}), tries them from the most to the least confident, keeps the first that
+ * decodes, and says why in `reason` ("Confluent framing, schema id 7 found in _schemas-0 of this
+ * folder"). Formats that belong to a topic (Kafka's internal topics, `_schemas`, Connect's topics)
+ * claim it by name with confidence 1.
+ *
+ * Cost: a format decodes only the bytes it is given, with no I/O; schemas are looked up in memory
+ * ({@link SchemaLookup}) and compiled once. Values above {@link DecodeContext.maxBytes} (default
+ * 1 MiB, the inspector's cap) are not decoded: `error = 'too large'`.
+ * Pure: no Electron imports; Node's `Buffer` only where a library needs it.
+ */
+import { DecodeError } from './decode-error.ts';
+import { toJsonText } from './json-text.ts';
+import type { SchemaLookup } from './schemas/schema-registry.ts';
+
+/** Which part of a record is decoded. */
+export type Side = 'key' | 'value';
+
+/** The decoder's cap on a key or value, in bytes (the inspector's 1 MiB preview cap). */
+export const DEFAULT_MAX_DECODE_BYTES = 1 << 20;
+
+/** The format choice meaning "detect it per record" (the default). */
+export const AUTO = 'auto';
+
+/**
+ * Kinds of decode failure (the `errorCode` of a {@link Decoded}):
+ * - `too-large` the bytes exceed the cap (not decoded);
+ * - `truncated` the bytes end before the format's structure does;
+ * - `unknown-schema` a Confluent-framed value names a schema id no schema source has;
+ * - `message-index` a Protobuf message index that the schema does not have;
+ * - `invalid-utf8` text that is not UTF-8;
+ * - `schema` the schema itself does not compile (Avro/Protobuf/JSON Schema text, references);
+ * - `invalid` anything else the format rejects (wrong magic, wrong length, bad JSON, …).
+ */
+export type DecodeErrorCode = 'too-large' | 'truncated' | 'unknown-schema' | 'message-index' | 'invalid-utf8' | 'schema' | 'invalid';
+
+/** A {@link DecodeError} with a kind, thrown by formats of this layer. */
+export class FormatError extends DecodeError {
+  /**
+   * @param code the kind of failure
+   * @param position byte offset inside the key/value where it was found
+   * @param reason what was expected and found, e.g. `"unknown schema id 12"`
+   */
+  constructor(
+    readonly code: DecodeErrorCode,
+    position: number,
+    reason: string,
+  ) {
+    super(position, reason);
+    this.name = 'FormatError';
+  }
+}
+
+/** What the layer knows around the bytes it decodes. */
+export interface DecodeContext {
+  /** The record's topic (formats of internal topics claim theirs by this name). */
+  topic: string;
+  /** Whether the bytes are the key or the value. */
+  side: Side;
+  /** The record's key, when decoding its value (internal topics pick the value schema by the key). */
+  key?: Uint8Array | null;
+  /** Schemas known to the session (offline registry, user files); null when there are none. */
+  schemas?: SchemaLookup | null;
+  /** Bytes above which nothing is decoded (`too-large`); default {@link DEFAULT_MAX_DECODE_BYTES}. */
+  maxBytes?: number;
+}
+
+/** How sure a format is that bytes are its own, and why (shown as auto's explanation). */
+export interface Detection {
+  /** 0 (barely) to 1 (certain: the topic is the format's own, or a schema id was found). */
+  confidence: number;
+  /** One sentence, e.g. `"Confluent framing, schema id 7 found in _schemas-0"`. */
+  reason: string;
+}
+
+/** What a format's `decode` returns. */
+export interface FormatOutput {
+  /** The decoded value: plain JSON-like data; int64 beyond ±2^53 as `bigint`, bytes as `Uint8Array`. */
+  json: unknown;
+  /** One-line display text when it is not the JSON text (a string format shows the string itself). */
+  display?: string;
+  /** Confluent framing: the schema id, and the subject/version the schema source gives it. */
+  schemaId?: number;
+  subject?: string;
+  version?: number;
+  /** A problem found after a value was decoded (e.g. bytes left over): kept beside the JSON. */
+  error?: string;
+  errorCode?: DecodeErrorCode;
+}
+
+/** One decodable format. */
+export interface Format {
+  /** Stable name used in choices, the CLI (`--value-format NAME`) and SQL's `*_format` columns. */
+  readonly name: string;
+  /** A short title for menus, e.g. `"Avro (Confluent framing)"`. */
+  readonly title: string;
+  /**
+   * How sure the format is that `bytes` are its own, or null when they cannot be. Cheap: looks at
+   * the topic and a few bytes; the layer decodes afterwards.
+   */
+  detect(bytes: Uint8Array, ctx: DecodeContext): Detection | null;
+  /** Decodes `bytes`. @throws DecodeError / FormatError with the position and reason. */
+  decode(bytes: Uint8Array, ctx: DecodeContext): FormatOutput;
+  /** What a null key/value (a tombstone) shows as; default JSON `null`. */
+  decodeNull?(ctx: DecodeContext): FormatOutput;
+  /** Set on formats only `auto` or an explicit choice should use for a topic they claim by name. */
+  readonly topicOnly?: boolean;
+}
+
+/**
+ * A decoded key or value: the format that read it, the JSON, texts computed on first use, the
+ * schema used, and either nothing wrong or an error (then `json` is undefined unless the format
+ * decoded a value and found a problem after it).
+ */
+export class Decoded {
+  private jsonTextCache: string | undefined;
+  constructor(
+    /** The format used (auto's pick, or the chosen one). */
+    readonly format: string,
+    /** Why this format: auto's explanation, or `"chosen for <topic> <side>"`. */
+    readonly reason: string,
+    readonly out: FormatOutput | null,
+    /** What went wrong, e.g. `"unknown schema id 12"`, `"too large"`; undefined when it decoded. */
+    readonly error?: string,
+    readonly errorCode?: DecodeErrorCode,
+    /** Byte position inside the key/value where the error was found. */
+    readonly errorPosition?: number,
+  ) {}
+
+  /** The decoded value (see {@link FormatOutput.json}); undefined when nothing was decoded. */
+  get json(): unknown {
+    return this.out?.json;
+  }
+
+  get schemaId(): number | undefined {
+    return this.out?.schemaId;
+  }
+
+  get subject(): string | undefined {
+    return this.out?.subject;
+  }
+
+  get version(): number | undefined {
+    return this.out?.version;
+  }
+
+  /** Whether a value was decoded (possibly with a problem noted in `error`). */
+  get ok(): boolean {
+    return this.out !== null;
+  }
+
+  /** Compact JSON text with int64 exact and bytes as base64; null when nothing was decoded. */
+  get jsonText(): string | null {
+    if (this.out === null) return null;
+    return (this.jsonTextCache ??= toJsonText(this.out.json));
+  }
+
+  /** One-line display text: the string itself for text formats, else the compact JSON text. */
+  get text(): string | null {
+    if (this.out === null) return null;
+    return this.out.display ?? this.jsonText;
+  }
+}
+
+/** Formats by name, in the order `auto` breaks ties (earlier first). */
+export class FormatRegistry {
+  private readonly byName = new Map<string, Format>();
+
+  /** @param formats formats to register, in tie-break order */
+  constructor(formats: Iterable<Format> = []) {
+    for (const f of formats) this.register(f);
+  }
+
+  /** Adds (or replaces, keeping its place) a format. */
+  register(format: Format): void {
+    this.byName.set(format.name, format);
+  }
+
+  /** The format named `name`, or undefined. */
+  get(name: string): Format | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Every format, in registration order. */
+  all(): Format[] {
+    return [...this.byName.values()];
+  }
+
+  /** `auto` plus every format's name. */
+  names(): string[] {
+    return [AUTO, ...this.byName.keys()];
+  }
+}
+
+function failure(format: string, reason: string, e: unknown): Decoded {
+  if (e instanceof FormatError) return new Decoded(format, reason, null, e.reason, e.code, e.position);
+  if (e instanceof DecodeError) return new Decoded(format, reason, null, e.reason, /past the end|needs \d+ bytes/.test(e.reason) ? 'truncated' : 'invalid', e.position);
+  return new Decoded(format, reason, null, e instanceof Error ? e.message : String(e), 'invalid');
+}
+
+function run(format: Format, bytes: Uint8Array | null, ctx: DecodeContext, reason: string): Decoded {
+  try {
+    const out = bytes === null ? (format.decodeNull?.(ctx) ?? { json: null }) : format.decode(bytes, ctx);
+    return new Decoded(format.name, reason, out, out.error, out.errorCode);
+  } catch (e) {
+    return failure(format.name, reason, e);
+  }
+}
+
+/**
+ * Decodes one key or value with the format `choice` (a format name or {@link AUTO}).
+ *
+ * - Null bytes: the format's tombstone text (auto: the topic's own format when one claims it, else `null`).
+ * - Above `ctx.maxBytes`: not decoded, `error = 'too large'`, `errorCode = 'too-large'`.
+ * - A named format decodes or fails with its error (no fallback).
+ * - `auto`: formats ordered by {@link Format.detect} confidence (ties by registration order) are
+ *   tried until one decodes; `reason` is the winner's detection reason, plus what was rejected before it.
+ *
+ * @throws FormatError `invalid` only when `choice` names no registered format.
+ */
+export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, ctx: DecodeContext, choice: string = AUTO): Decoded {
+  if (choice !== AUTO) {
+    const format = registry.get(choice);
+    if (!format) throw new FormatError('invalid', 0, `no format named ${JSON.stringify(choice)} (formats: ${registry.names().join(', ')})`);
+    const reason = `${format.title}: chosen for ${ctx.side}s of ${ctx.topic}`;
+    if (bytes !== null && bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge(format.name, reason, bytes, ctx);
+    return run(format, bytes, ctx, reason);
+  }
+  if (bytes === null) {
+    for (const f of registry.all()) {
+      if (!f.topicOnly) continue;
+      const d = f.detect(new Uint8Array(0), ctx);
+      if (d && d.confidence >= 1) return run(f, null, ctx, `${f.title}: ${d.reason}`);
+    }
+    return new Decoded('null', 'null: no bytes (a tombstone when it is the value)', { json: null });
+  }
+  if (bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge('bytes', 'auto: not inspected', bytes, ctx);
+  const candidates: { f: Format; d: Detection; i: number }[] = [];
+  let i = 0;
+  for (const f of registry.all()) {
+    const d = f.detect(bytes, ctx);
+    if (d) candidates.push({ f, d, i });
+    i++;
+  }
+  candidates.sort((a, b) => b.d.confidence - a.d.confidence || a.i - b.i);
+  const rejected: string[] = [];
+  let first: Decoded | null = null;
+  for (const c of candidates) {
+    const reason = rejected.length ? `${c.f.title}: ${c.d.reason} (not ${rejected.join('; not ')})` : `${c.f.title}: ${c.d.reason}`;
+    const r = run(c.f, bytes, ctx, reason);
+    // A format that claims the topic or found its schema is the answer even when it fails: its error is the news.
+    if (r.ok || c.d.confidence >= 0.9) return r;
+    first ??= r;
+    rejected.push(`${c.f.name}: ${r.error}`);
+  }
+  return first ?? new Decoded('bytes', 'no format recognised these bytes', { json: bytes });
+}
+
+function tooLarge(format: string, reason: string, bytes: Uint8Array, ctx: DecodeContext): Decoded {
+  const cap = ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES;
+  return new Decoded(format, `${reason}; ${bytes.byteLength} bytes exceed the ${cap}-byte decode cap`, null, 'too large', 'too-large', cap);
+}
+
+/** Per topic, the format chosen for keys and values (absent = {@link AUTO}). */
+export type FormatChoices = Record<string, { key?: string; value?: string }>;
+
+/** The choice for `topic`'s `side` in `choices` ({@link AUTO} when none). */
+export function choiceFor(choices: FormatChoices | null | undefined, topic: string, side: Side): string {
+  return choices?.[topic]?.[side] ?? AUTO;
+}
