@@ -20,7 +20,10 @@ export function toJsonText(value: unknown, indent?: number): string {
   const marks: string[] = [];
   const text = JSON.stringify(
     value,
-    (_k, v: unknown) => {
+    function (this: Record<string, unknown>, k: string, v: unknown) {
+      // A Node Buffer has turned into {type, data} by its toJSON before this runs: use the original.
+      const orig = this[k];
+      if (orig instanceof Uint8Array) return base64Of(orig);
       if (typeof v === 'bigint') {
         marks.push(v.toString());
         return `\u0000bigint${marks.length - 1}\u0000`;

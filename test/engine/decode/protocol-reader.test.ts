@@ -77,4 +77,8 @@ describe('toJsonText / parseJsonExact', () => {
     expect(text).toBe('{"offset":9223372036854775807,"small":5,"s":"x\\"1","b":"AQI="}');
     expect(parseJsonExact(text)).toEqual({ offset: 9223372036854775807n, small: 5, s: 'x"1', b: 'AQI=' });
   });
+
+  it('writes a Node Buffer (a record key/value read from a segment) as base64 too, not as its toJSON {type, data}', () => {
+    expect(toJsonText({ b: Buffer.from([1, 2]), list: [Buffer.from('hi')] })).toBe('{"b":"AQI=","list":["aGk="]}');
+  });
 });
