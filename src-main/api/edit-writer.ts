@@ -34,7 +34,8 @@ import { MAX_RELATIVE_OFFSET, OFFSET_INDEX_ENTRY_SIZE } from '../engine/files/of
 import { TIME_INDEX_ENTRY_SIZE } from '../engine/files/time-index.ts';
 import { WRITER_LOCK_FILE, TAKEOVER_STALE_MS, describeHolder, isProcessAlive, readLockHolder, type LockHolder } from '../engine/log/log-lock.ts';
 import { PartitionLog } from '../engine/log/partition-log.ts';
-import { PartitionWriter, maxSegmentMs, type AppendOptions, type AppendPlan, type AppendRecord, type RollResult } from '../engine/log/partition-writer.ts';
+import { maxSegmentMs } from '../engine/log/roll-rule.ts';
+import { PartitionWriter, type AppendOptions, type AppendPlan, type AppendRecord, type RollResult } from '../engine/log/partition-writer.ts';
 import type { TopicConfig } from '../engine/log/topic-config.ts';
 import { EDIT_LIMITS, type EditAppendResult, type EditPreview, type EditRollResult, type editRecord, type editProducer, type editCompression, type editTimestampType } from '../../src-shared/edit-types.ts';
 

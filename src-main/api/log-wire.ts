@@ -8,7 +8,7 @@
 import type { BatchEntry, DamageEntry } from '../engine/format/log-reader.ts';
 import type { FetchedRecord, ReadProblem as EngineReadProblem } from '../engine/log/fetch.ts';
 import type { HoleCause as EngineHoleCause, OffsetHole } from '../engine/log/holes.ts';
-import type { Finding as EngineFinding } from '../engine/log/verify.ts';
+import type { Finding as EngineFinding } from '../engine/log/findings.ts';
 import type { OpenProblem as EngineOpenProblem } from '../engine/log/partition-log.ts';
 import type { BatchRow, BytesPreview, Finding, HoleCause, HoleRow, OpenProblem, ReadProblem, RecordRow } from '../../src-shared/log-types.ts';
 

@@ -7,7 +7,7 @@
 import { basename, dirname } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import { parsePartitionDirName } from '../../engine/files/file-names.ts';
-import { createPartition, planCreatePartition, type CreatePartitionPlan } from '../../engine/log/partition-writer.ts';
+import { createPartition, planCreatePartition, type CreatePartitionPlan } from '../../engine/log/partition-create.ts';
 import { formatConfigValue, parseConfigPairs, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
 import { printResult } from './append.ts';
 

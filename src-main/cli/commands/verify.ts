@@ -8,7 +8,9 @@
  */
 import { relative } from 'node:path';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
-import { countFindings, logDirFindings, quickCheckPartition, verifyPartition, type Finding } from '../../engine/log/verify.ts';
+import { countFindings, type Finding } from '../../engine/log/findings.ts';
+import { logDirFindings, quickCheckPartition } from '../../engine/log/quick-check.ts';
+import { verifyPartition } from '../../engine/log/verify.ts';
 import { OutputWriter } from '../output.ts';
 
 export interface VerifyCliOptions {

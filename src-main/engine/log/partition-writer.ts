@@ -1,8 +1,9 @@
 /**
- * Writing a partition: create it, append batches, roll segments (spec §4.4, §9.1, §9.2, §10.2,
- * §11; Kafka's `UnifiedLog.append` / `maybeRoll` / `roll`, `LocalLog.roll`, `LogSegment.append` /
- * `shouldRoll` / `onBecomeInactiveSegment`, `LogValidator`, `LeaderEpochFileCache.assign`,
- * `LogManager.createLog`).
+ * Writing a partition: append batches and roll segments (spec §4.4, §9.1, §9.2, §10.2, §11;
+ * Kafka's `UnifiedLog.append` / `maybeRoll` / `roll`, `LocalLog.roll`, `LogSegment.append` /
+ * `onBecomeInactiveSegment`, `LogValidator`, `LeaderEpochFileCache.assign`). Beside it: `partition-create.ts` (a new partition folder), `roll-rule.ts`
+ * (when to roll), `write-check.ts` (what must be true of a folder before writing) and
+ * `write-steps.ts` (the steps the fault hook sees, file helpers).
  *
  * What a folder looks like after every acknowledged write (the invariants this module keeps):
  * - the `.log` holds whole v2 batches only, fsynced before the write returns;
@@ -40,358 +41,37 @@
  * recovery would re-validate (every segment from the one holding the recovery point), active-segment
  * indexes that are preallocated, stale, missing or that disagree with the `.log`, or an unreadable
  * checkpoint this module must rewrite. Every write has a plan that touches nothing
- * ({@link planCreatePartition}, {@link PartitionWriter.planAppend}, {@link PartitionWriter.planRoll},
+ * (`planCreatePartition`, {@link PartitionWriter.planAppend}, {@link PartitionWriter.planRoll},
  * and `readOnly` mode).
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { encodeBatch, type RecordSpec } from '../format/record-batch.ts';
-import { scanLogFile } from '../format/log-reader.ts';
-import { COMPRESSIONS, type BatchHeader, type Compression, type TimestampType } from '../format/types.ts';
+import { COMPRESSIONS, type Compression, type TimestampType } from '../format/types.ts';
 import {
   CLEAN_SHUTDOWN_FILE,
   LEADER_EPOCH_CHECKPOINT_FILE,
-  META_PROPERTIES_FILE,
-  PARTITION_METADATA_FILE,
   RECOVERY_POINT_CHECKPOINT_FILE,
   REPLICATION_OFFSET_CHECKPOINT_FILE,
   parsePartitionDirName,
-  partitionDirName,
   segmentFileName,
 } from '../files/file-names.ts';
-import {
-  formatLeaderEpochCheckpoint,
-  formatPartitionMetadata,
-  writeLeaderEpochCheckpoint,
-  writeMetaProperties,
-  uuidFromBytes,
-  METADATA_TOPIC_ID,
-  ZERO_UUID,
-  type LeaderEpochEntry,
-} from '../files/checkpoint.ts';
-import { fsyncDirectory, writeFileDurable, type FaultHook, type WriteStep } from '../files/fsync-write.ts';
-import { MAX_RELATIVE_OFFSET, OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
+import { writeLeaderEpochCheckpoint, type LeaderEpochEntry } from '../files/checkpoint.ts';
+import { fsyncDirectory } from '../files/fsync-write.ts';
+import { OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
 import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
 import { PartitionLog } from './partition-log.ts';
-import { SIDECAR_FILE, formatConfigValue, formatSidecar, parseConfigValue, type ResolvedTopicConfig, type TopicConfig, type TopicConfigKey } from './topic-config.ts';
+import type { ResolvedTopicConfig, TopicConfig } from './topic-config.ts';
 import { updateCheckpointEntry } from './checkpoint-entry.ts';
+import { Stepper, createEmptyFile, ioError, writeAt, type WriterFaultHook, type WriterStep } from './write-steps.ts';
+import { decideRoll, segmentJitter, type RollReason, type RollSegmentState } from './roll-rule.ts';
+import { inspectForWriting, type ActiveSegmentState } from './write-check.ts';
 import { WRITER_LOCK_FILE, acquireLock, type LockHandle, type LockHolder } from './log-lock.ts';
-
-// ---------------------------------------------------------------------------------------------
-// Steps and fault injection
-
-/** Steps that are atomic file replacements (`writeFileAtomic`); their sub-steps are reported as `<step>/<sub-step>`. */
-export type AtomicWriterStep = 'meta-properties' | 'leader-epoch' | 'checkpoint' | 'checkpoint-hw';
-
-/**
- * A step of a write, in the order they happen:
- * - create: `meta-properties` (only when the log dir has none), `create-tmp-dir`, `create-segment`,
- *   `write-metadata`, `fsync-tmp-dir`, `rename-dir`, `fsync-log-dir`, `checkpoint`;
- * - append / roll: `remove-clean-shutdown` (only when the marker exists), `leader-epoch` (only when
- *   a new epoch starts), `roll-trim-index`, `roll-create-segment`, `roll-fsync-dir` (only when
- *   rolling), `create-index-files` (only when the active segment has none), `write-log`, `fsync-log`,
- *   `write-index` (only when an entry is due), `write-timeindex` (only when it changes),
- *   `fsync-index`, `checkpoint`, `checkpoint-hw` (only when the high watermark is tracked).
- * Atomic steps also report `<step>/write-tmp`, `<step>/fsync-tmp`, `<step>/rename`, `<step>/fsync-dir`.
- */
-export type WriterStep =
-  | AtomicWriterStep
-  | `${AtomicWriterStep}/${WriteStep}`
-  | 'create-tmp-dir'
-  | 'create-segment'
-  | 'write-metadata'
-  | 'fsync-tmp-dir'
-  | 'rename-dir'
-  | 'fsync-log-dir'
-  | 'remove-clean-shutdown'
-  | 'roll-trim-index'
-  | 'roll-create-segment'
-  | 'roll-fsync-dir'
-  | 'create-index-files'
-  | 'write-log'
-  | 'fsync-log'
-  | 'write-index'
-  | 'write-timeindex'
-  | 'fsync-index';
-
-/**
- * Called before each step with the step name and the file (or folder) it concerns. Throwing aborts
- * the write right there, leaving the files as a crash would (tests); the writer is then unusable.
- */
-export type WriterFaultHook = (step: WriterStep, file: string) => void;
-
-/**
- * Calls a fault hook and remembers whether the error in flight came from it: such an error is a
- * simulated crash and must reach the caller unchanged, with nothing cleaned up.
- */
-class Stepper {
-  /** Set while the hook runs; stays set when the hook throws. */
-  faulted = false;
-  constructor(private readonly hook: WriterFaultHook | undefined) {}
-
-  step(s: WriterStep, file: string): void {
-    if (!this.hook) return;
-    this.faulted = true;
-    this.hook(s, file);
-    this.faulted = false;
-  }
-
-  /** The hook of `writeFileAtomic` for an atomic step, reporting `<step>/<sub-step>`. */
-  sub(step: AtomicWriterStep): FaultHook | undefined {
-    return this.hook ? (s, path) => this.step(`${step}/${s}`, path) : undefined;
-  }
-
-  /** The error to throw: the hook's own error unchanged, anything else as a KlxError. */
-  wrap(err: unknown, file: string, what: string): unknown {
-    return this.faulted ? err : ioError(err, file, what);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small helpers
 
 const INT32_MAX = 2147483647;
 const INT64_MAX = 9223372036854775807n;
 const NOW = (): bigint => BigInt(Date.now());
-
-/** A random Kafka `Uuid` printed as 22 URL-safe base64 characters (`Uuid.randomUuid`: a v4 UUID, never the zero or metadata id, never starting with '-'). */
-export function randomKafkaUuid(): string {
-  for (;;) {
-    const bytes = Buffer.from(randomUUID().replace(/-/g, ''), 'hex');
-    const s = uuidFromBytes(bytes);
-    if (s !== ZERO_UUID && s !== METADATA_TOPIC_ID && !s.startsWith('-')) return s;
-  }
-}
-
-function ioError(err: unknown, file: string, what: string): KlxError {
-  if (err instanceof KlxError) return err;
-  const e = err as NodeJS.ErrnoException;
-  return new KlxError(e?.code === 'ENOENT' ? 'not-found' : 'io-error', `${what}: ${e?.message ?? String(err)}`, { file, cause: err });
-}
-
-/** Creates an empty file exclusively and fsyncs it. */
-function createEmptyFile(path: string): void {
-  const fd = openSync(path, 'wx');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function writeAt(fd: number, buf: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
-}
-
-/** Validates a typed partial config the way the CLI parser would (round trip through the text form). */
-function validateConfig(cfg: Partial<TopicConfig>): void {
-  for (const [k, v] of Object.entries(cfg)) {
-    if (v === undefined) continue;
-    parseConfigValue(k as TopicConfigKey, formatConfigValue(k as TopicConfigKey, v as TopicConfig[TopicConfigKey]));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Create
-
-/** Options of {@link createPartition} / {@link planCreatePartition}. */
-export interface CreatePartitionOptions {
-  /** Fault-injection hook (tests). */
-  fault?: WriterFaultHook;
-  /** Topic id to write into `partition.metadata` (default: a random Kafka Uuid). */
-  topicId?: string;
-}
-
-/** What {@link createPartition} creates (or, as a plan, would create). */
-export interface CreatePartitionPlan {
-  /** The new partition folder `<logDir>/<topic>-<partition>` (absolute). */
-  dir: string;
-  logDir: string;
-  topic: string;
-  partition: number;
-  /** 22-character base64 topic id written to `partition.metadata`. */
-  topicId: string;
-  /** Files created inside the partition folder, by name. */
-  files: string[];
-  /** `meta.properties` of the log dir: created (version 1, node.id 0, random cluster.id/directory.id) or kept. */
-  metaProperties: { path: string; create: boolean; nodeId?: number; clusterId?: string; directoryId?: string };
-  /** Topic configs written to the sidecar `klx-topic.properties` (only those given). */
-  config: Partial<TopicConfig>;
-}
-
-/**
- * Plans the creation of a partition folder without touching anything (see {@link createPartition}).
- * @throws KlxError `invalid-argument` for an illegal topic or partition, the KRaft metadata topic,
- *   a folder that exists and is not empty, or a log dir path that is a file; `invalid-config` for a
- *   config value out of range.
- */
-export function planCreatePartition(logDir: string, topic: string, partition: number, config: Partial<TopicConfig> = {}, opts: CreatePartitionOptions = {}): CreatePartitionPlan {
-  const absLogDir = resolve(logDir);
-  const name = partitionDirName(topic, partition);
-  if (topic.length > 249) throw new KlxError('invalid-argument', `topic name is ${topic.length} characters; Kafka allows at most 249`);
-  if (topic === '__cluster_metadata') throw new KlxError('invalid-argument', '__cluster_metadata is the KRaft metadata log, which only a controller writes');
-  validateConfig(config);
-  if (existsSync(absLogDir) && !statSync(absLogDir).isDirectory()) throw new KlxError('invalid-argument', 'the log directory path is a file', { file: absLogDir });
-  const dir = join(absLogDir, name);
-  if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new KlxError('invalid-argument', 'a file with the partition folder name already exists', { file: dir });
-    const inside = readdirSync(dir);
-    if (inside.length > 0) {
-      throw new KlxError('invalid-argument', `the partition folder already exists and is not empty (${inside.length} entr${inside.length === 1 ? 'y' : 'ies'}); refusing to overwrite it`, { file: dir });
-    }
-  }
-  const topicId = opts.topicId ?? randomKafkaUuid();
-  formatPartitionMetadata(topicId); // validates
-  const metaPath = join(absLogDir, META_PROPERTIES_FILE);
-  const create = !existsSync(metaPath);
-  const base = segmentFileName(0n, '');
-  return {
-    dir,
-    logDir: absLogDir,
-    topic,
-    partition,
-    topicId,
-    files: [`${base}.log`, `${base}.index`, `${base}.timeindex`, LEADER_EPOCH_CHECKPOINT_FILE, PARTITION_METADATA_FILE, SIDECAR_FILE],
-    metaProperties: create ? { path: metaPath, create, nodeId: 0, clusterId: randomKafkaUuid(), directoryId: randomKafkaUuid() } : { path: metaPath, create },
-    config: Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)) as Partial<TopicConfig>,
-  };
-}
-
-/**
- * Creates `<logDir>/<topic>-<partition>/` as a broker does when it becomes leader of a new
- * partition with epoch 0 (`LogManager.createLog` + `Partition.makeLeader`):
- * - an empty active segment `00000000000000000000.log` with empty (trimmed) `.index` and `.timeindex`;
- * - `leader-epoch-checkpoint` `0\n1\n0 0\n` (epoch 0 starts at offset 0, as brokers write it for a
- *   fresh partition);
- * - `partition.metadata` with a random topic id (22-character URL-safe base64, spec §11.5);
- * - the config sidecar `klx-topic.properties` with the given configs;
- * - `meta.properties` in the log dir when it has none: version 1 (KRaft style), `node.id=0`, random
- *   `cluster.id` and `directory.id`;
- * - a `recovery-point-offset-checkpoint` entry `<topic> <partition> 0`, merged with existing ones.
- *
- * Crash safety: the folder is built under a temporary name of the form
- * `<topic>-<partition>.<32 hex>-delete` (a name a broker loads and then deletes, so a crash never
- * leaves a folder that stops a broker), fsynced, then renamed into place; a crash leaves either no
- * partition or the complete one.
- * @returns the plan that was carried out.
- * @throws see {@link planCreatePartition}; `io-error` for file-system failures; what `opts.fault` throws.
- */
-export function createPartition(logDir: string, topic: string, partition: number, config: Partial<TopicConfig> = {}, opts: CreatePartitionOptions = {}): CreatePartitionPlan {
-  const plan = planCreatePartition(logDir, topic, partition, config, opts);
-  const stepper = new Stepper(opts.fault);
-  const step = (s: WriterStep, file: string): void => stepper.step(s, file);
-  const { dir, logDir: absLogDir } = plan;
-  try {
-    mkdirSync(absLogDir, { recursive: true });
-    if (plan.metaProperties.create) {
-      step('meta-properties', plan.metaProperties.path);
-      writeMetaProperties(plan.metaProperties.path, { version: 1, nodeId: 0, clusterId: plan.metaProperties.clusterId!, directoryId: plan.metaProperties.directoryId! }, { fault: stepper.sub('meta-properties') });
-    }
-    const unique = randomUUID().replace(/-/g, '');
-    const suffix = `-${partition}.${unique}-delete`;
-    const tmp = join(absLogDir, topic.slice(0, Math.min(topic.length, 255 - suffix.length)) + suffix);
-    step('create-tmp-dir', tmp);
-    mkdirSync(tmp);
-    step('create-segment', tmp);
-    for (const f of plan.files.slice(0, 3)) createEmptyFile(join(tmp, f));
-    step('write-metadata', tmp);
-    writeFileDurable(join(tmp, LEADER_EPOCH_CHECKPOINT_FILE), formatLeaderEpochCheckpoint([{ epoch: 0, startOffset: 0n }]));
-    writeFileDurable(join(tmp, PARTITION_METADATA_FILE), formatPartitionMetadata(plan.topicId));
-    writeFileDurable(join(tmp, SIDECAR_FILE), formatSidecar(plan.config));
-    step('fsync-tmp-dir', tmp);
-    fsyncDirectory(tmp);
-    step('rename-dir', dir);
-    if (existsSync(dir)) rmdirSync(dir); // empty (checked by the plan); rmdir fails if something appeared since
-    renameSync(tmp, dir);
-    step('fsync-log-dir', absLogDir);
-    fsyncDirectory(absLogDir);
-    step('checkpoint', join(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE));
-    updateCheckpointEntry(absLogDir, RECOVERY_POINT_CHECKPOINT_FILE, topic, partition, 0n, { fault: stepper.sub('checkpoint'), onlyIfChanged: true });
-  } catch (err) {
-    throw stepper.wrap(err, dir, 'cannot create the partition');
-  }
-  return plan;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Roll decision
-
-/** Why the active segment is (or would be) rolled before an append (spec §10.2). */
-export type RollReason = 'segment.bytes' | 'segment.ms' | 'index-full' | 'time-index-full' | 'offset-overflow' | 'explicit';
-
-/** What the roll rule needs to know about the active segment. */
-export interface RollSegmentState {
-  baseOffset: bigint;
-  /** `.log` size in bytes. */
-  size: number;
-  /** maxTimestamp of the segment's first batch (ms), or null for an empty segment. */
-  firstBatchMaxTimestamp: bigint | null;
-  /** When the segment was created or opened by this writer (ms): the wall-clock fallback of the time rule. */
-  createdMs: bigint;
-  /** This segment's roll jitter (ms), in [0, min(segment.jitter.ms, segment.ms)). */
-  jitterMs: bigint;
-  /** Offset-index entries (a broker's count: without the final time entry). */
-  offsetIndexEntries: number;
-  /** Time-index entries a running broker would hold (without the trailing final entry). */
-  timeIndexEntries: number;
-}
-
-/** The append that is about to happen. */
-export interface RollAppend {
-  /** Bytes to append. */
-  size: number;
-  /** Largest timestamp of the append (ms; the append time for LogAppendTime). */
-  maxTimestamp: bigint;
-  /** Last offset of the append. */
-  lastOffset: bigint;
-}
-
-/**
- * `segment.ms` as the roll rule uses it (Kafka `LogConfig.maxSegmentMs`): for a compacted topic
- * `min(segment.ms, max.compaction.lag.ms)`, else `segment.ms`.
- */
-export function maxSegmentMs(config: TopicConfig): bigint {
-  const lag = config['max.compaction.lag.ms'];
-  return config['cleanup.policy'].includes('compact') && lag > 0n && lag < config['segment.ms'] ? lag : config['segment.ms'];
-}
-
-/**
- * Kafka's roll rule (`LogSegment.shouldRoll`, spec §10.2), checked before each append, in Kafka's order:
- * 1. `segment.bytes`: `size > segment.bytes − appendSize`;
- * 2. `segment.ms`: the segment is non-empty and `appendMaxTimestamp − firstBatchMaxTimestamp >
- *    maxSegmentMs − jitter` (record time, not wall time; `now − createdMs` only when the first batch
- *    has no timestamp);
- * 3. the offset index is full (`floor(segment.index.bytes / 8)` entries) or the time index is
- *    (`floor(segment.index.bytes / 12) − 1` entries, one slot kept for the final entry);
- * 4. offset overflow: `lastOffset − baseOffset` does not fit an int32.
- * @param nowMs wall clock (ms), used only by the fallback of rule 2.
- * @returns the first rule that holds, or null.
- */
-export function decideRoll(seg: RollSegmentState, append: RollAppend, config: TopicConfig, nowMs: bigint): RollReason | null {
-  if (seg.size > config['segment.bytes'] - append.size) return 'segment.bytes';
-  if (seg.size > 0) {
-    const first = seg.firstBatchMaxTimestamp ?? -1n;
-    const waited = first >= 0n ? append.maxTimestamp - first : nowMs - seg.createdMs;
-    if (waited > maxSegmentMs(config) - seg.jitterMs) return 'segment.ms';
-  }
-  const indexBytes = config['segment.index.bytes'];
-  if (seg.offsetIndexEntries >= Math.floor(indexBytes / OFFSET_INDEX_ENTRY_SIZE)) return 'index-full';
-  if (seg.timeIndexEntries >= Math.floor(indexBytes / TIME_INDEX_ENTRY_SIZE) - 1) return 'time-index-full';
-  const rel = append.lastOffset - seg.baseOffset;
-  if (rel < 0n || rel > BigInt(MAX_RELATIVE_OFFSET)) return 'offset-overflow';
-  return null;
-}
-
-/** Kafka `LogConfig.randomSegmentJitter`: 0, or `random % min(segment.jitter.ms, segment.ms)`. */
-function segmentJitter(config: TopicConfig, random: () => number): bigint {
-  const j = config['segment.jitter.ms'];
-  if (j === 0n) return 0n;
-  const bound = j < config['segment.ms'] ? j : config['segment.ms'];
-  return BigInt(Math.floor(random() * Number(bound)));
-}
 
 // ---------------------------------------------------------------------------------------------
 // Append input and results
@@ -493,44 +173,10 @@ export interface PartitionWriterOptions {
   purpose?: string;
 }
 
-/** In-memory state of the active segment, kept equal to what is on disk after each write. */
-interface ActiveSegmentState {
-  baseOffset: bigint;
-  logPath: string;
-  indexPath: string;
-  timeIndexPath: string;
-  /** Bytes of the `.log`. */
-  size: number;
-  /** Whether `.index` / `.timeindex` exist (an empty segment may lack them). */
-  indexFilesExist: boolean;
-  firstBatchMaxTimestamp: bigint | null;
-  createdMs: bigint;
-  jitterMs: bigint;
-  offsetIndexEntries: number;
-  /** Kafka `bytesSinceLastIndexEntry`: bytes appended since the last offset-index entry (from its position). */
-  bytesSinceLastIndexEntry: number;
-  /** Time-index entries other than a trailing final entry. */
-  timeRegularEntries: number;
-  /** Timestamp of the last of those (−1 when none). */
-  lastRegularTimestamp: bigint;
-  /** The trailing final entry on disk, if any. */
-  timeFinal: { timestamp: bigint; offset: bigint } | null;
-  /** Largest batch maxTimestamp in the segment and the last offset of the batch holding it (−1 when none). */
-  maxTimestamp: bigint;
-  offsetOfMaxTimestamp: bigint;
-}
-
 interface OpenFiles {
   log: number;
   index: number;
   timeindex: number;
-}
-
-function needsRepair(code: KlxError['code'], dir: string, reason: string, where: { file?: string; position?: number; details?: Record<string, unknown> } = {}): KlxError {
-  return new KlxError(code, `${reason}; this partition must be repaired before anything is appended: run \`klx repair ${dir}\``, {
-    ...where,
-    details: { ...(where.details ?? {}), needsRepair: true },
-  });
 }
 
 /**
@@ -1090,191 +736,4 @@ export class PartitionWriter {
       updateCheckpointEntry(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint-hw'), onlyIfPresent: true, onlyIfChanged: true });
     }
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Checking a folder before writing
-
-interface Inspection {
-  active: ActiveSegmentState | null;
-  logEndOffset: bigint;
-  currentEpoch: number;
-}
-
-/** The log-dir and partition checkpoints this module rewrites. */
-const REWRITTEN_FILES = new Set([LEADER_EPOCH_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE]);
-
-/**
- * Checks that a broker's recovery would change nothing that matters before we append (see the
- * module comment), and loads the active segment's state. Reads only.
- */
-function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () => number): Inspection {
-  const dir = log.dir;
-  for (const t of log.listing.transient) {
-    if (t.suffix === 'tmp') continue; // a checkpoint replacement cut short: harmless, overwritten by the next write
-    throw needsRepair('invalid-argument', dir, `leftover .${t.suffix} file ${t.name} from an interrupted ${t.suffix === 'deleted' ? 'deletion' : 'compaction'}`, { file: join(dir, t.name) });
-  }
-  for (const o of log.listing.orphanIndexes) {
-    throw needsRepair('invalid-argument', dir, `index file ${o.name} has no .log (left by an interrupted operation)`, { file: join(dir, o.name) });
-  }
-  for (const p of log.problems) {
-    if (REWRITTEN_FILES.has(basename(p.file)) && p.code !== 'leftover-file' && p.code !== 'orphan-index') {
-      throw needsRepair(p.code, dir, `cannot read ${basename(p.file)}: ${p.reason}`, { file: p.file, ...(p.position !== undefined ? { position: p.position } : {}) });
-    }
-  }
-  const segments = log.segments;
-  const epochs = log.leaderEpochs;
-  const latestEpoch = epochs.length ? Math.max(...epochs.map((e) => e.epoch)) : -1;
-  if (segments.length === 0) {
-    return { active: null, logEndOffset: log.logStartOffset, currentEpoch: Math.max(latestEpoch, 0) };
-  }
-
-  const active = segments[segments.length - 1]!;
-  const activeIdx = segments.length - 1;
-  const name = segmentFileName(active.baseOffset, '');
-  const logSize = active.files.logSize;
-
-  // Active segment indexes: present (unless the segment is empty) and trimmed.
-  const indexMissing = active.files.indexSize < 0;
-  const timeMissing = active.files.timeindexSize < 0;
-  if ((indexMissing || timeMissing) && logSize > 0) {
-    throw needsRepair('corrupt-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (a broker rebuilds it at startup)`, { file: indexMissing ? active.files.index : active.files.timeindex });
-  }
-  const oi = active.offsetIndex();
-  const ti = active.timeIndex();
-  for (const [file, idx, kind, entrySize] of [[active.files.index, oi, 'offset index', OFFSET_INDEX_ENTRY_SIZE], [active.files.timeindex, ti, 'time index', TIME_INDEX_ENTRY_SIZE]] as const) {
-    const p = idx.problems[0];
-    if (p) throw needsRepair('corrupt-index', dir, `${name} ${kind}: ${p.reason}`, { file, position: p.position, details: { kind: p.kind } });
-    if (idx.trailingZeroEntries > 0) {
-      throw needsRepair('corrupt-index', dir, `${name} ${kind} is preallocated (${idx.trailingZeroEntries} empty slots after ${idx.entries.length} entries): the broker did not shut down cleanly`, { file, position: idx.entries.length * entrySize });
-    }
-  }
-  if (logSize === 0 && (oi.entries.length > 0 || ti.entries.length > 0)) {
-    throw needsRepair('corrupt-index', dir, `the active segment's .log is empty but its indexes have entries`, { file: oi.entries.length ? active.files.index : active.files.timeindex });
-  }
-
-  // Kafka's recovery re-validates every segment from the one holding the recovery point (all of
-  // them without one): make sure it would not truncate anything appended after it. Data below the
-  // recovery point was flushed and checked by whoever set it, as a broker trusts it.
-  const rp = log.recoveryPoint;
-  let firstIdx = 0;
-  let firstPos = 0;
-  if (rp !== null && rp >= segments[0]!.baseOffset) {
-    const seg = log.segmentFor(rp)!;
-    firstIdx = segments.indexOf(seg);
-    firstPos = seg.positionFor(rp);
-  }
-  type Scan = { ok: true; last: BatchHeader | null; maxTs: bigint; offsetOfMax: bigint } | { ok: false; dataDamage: boolean; err: KlxError };
-  let lastHeader: BatchHeader | null = null;
-  let maxTs = -1n;
-  let offsetOfMax = -1n;
-  let scannedActiveFrom = 0;
-  for (let i = firstIdx; i < segments.length; i++) {
-    const seg = segments[i]!;
-    const segName = segmentFileName(seg.baseOffset, '.log');
-    const nextBase = i + 1 < segments.length ? segments[i + 1]!.baseOffset : null;
-    const isActive = i === activeIdx;
-    const run = (start: number): Scan => {
-      let prevLast: bigint | null = null;
-      let last: BatchHeader | null = null;
-      let mts = -1n;
-      let mOff = -1n;
-      // Active segment: offset-index entries at/after `start` must name batch starts and their last offsets.
-      const toCheck = isActive ? oi.entries.filter((e) => e.position >= start) : [];
-      let j = 0;
-      const badIndex = (reason: string): Scan => ({
-        ok: false,
-        dataDamage: false,
-        err: needsRepair('corrupt-index', dir, `${name}.index entry (offset ${toCheck[j]!.offset}, position ${toCheck[j]!.position}) ${reason}`, { file: active.files.index, position: oi.entries.indexOf(toCheck[j]!) * OFFSET_INDEX_ENTRY_SIZE }),
-      });
-      for (const e of scanLogFile(seg.files.log, { start, verifyCrc: true, resync: false })) {
-        if (e.type !== 'batch') {
-          return { ok: false, dataDamage: true, err: needsRepair(e.code, dir, `${segName}: ${e.reason}`, { file: seg.files.log, position: e.position, details: { damage: e.type, size: e.size } }) };
-        }
-        const h = e.header;
-        if (h.crcValid === false) return { ok: false, dataDamage: true, err: needsRepair('crc-mismatch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} fails its CRC`, { file: seg.files.log, position: h.position }) };
-        if (h.baseOffset < seg.baseOffset || h.lastOffset - seg.baseOffset > BigInt(MAX_RELATIVE_OFFSET) || (prevLast !== null && h.baseOffset <= prevLast) || (nextBase !== null && h.lastOffset >= nextBase)) {
-          return {
-            ok: false,
-            dataDamage: true,
-            err: needsRepair('corrupt-batch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} (offsets ${h.baseOffset}..${h.lastOffset}) is out of order or outside the segment`, { file: seg.files.log, position: h.position }),
-          };
-        }
-        if (j < toCheck.length) {
-          if (toCheck[j]!.position < h.position) return badIndex('points inside a batch');
-          if (toCheck[j]!.position === h.position) {
-            // The key is the largest offset of the append that started there: this batch's last
-            // offset, or a later one when the append carried several batches (replica fetch, cleaner).
-            if (toCheck[j]!.offset < h.lastOffset) return badIndex(`names an offset below ${h.lastOffset}, the last offset of the batch there`);
-            j++;
-          }
-        }
-        prevLast = h.lastOffset;
-        last = h;
-        if (h.maxTimestamp > mts) {
-          mts = h.maxTimestamp;
-          mOff = h.lastOffset;
-        }
-      }
-      if (j < toCheck.length) return badIndex('does not point at a batch');
-      const lastEntry = toCheck[toCheck.length - 1];
-      if (lastEntry && last && lastEntry.offset > last.lastOffset) {
-        j = toCheck.length - 1;
-        return badIndex(`names an offset beyond the last batch (${last.lastOffset})`);
-      }
-      return { ok: true, last, maxTs: mts, offsetOfMax: mOff };
-    };
-    const from = i === firstIdx ? firstPos : 0;
-    let r = run(from);
-    let usedFrom = from;
-    if (!r.ok && r.dataDamage && from > 0) {
-      // The position came from an index lookup; check the whole segment before blaming the data.
-      r = run(0);
-      usedFrom = 0;
-    }
-    if (!r.ok) throw r.err;
-    if (isActive) {
-      lastHeader = r.last;
-      maxTs = r.maxTs;
-      offsetOfMax = r.offsetOfMax;
-      scannedActiveFrom = usedFrom;
-    }
-  }
-  const logEndOffset = lastHeader ? lastHeader.lastOffset + 1n : active.baseOffset;
-  const lastTime = ti.entries[ti.entries.length - 1];
-  if (lastTime && lastTime.offset >= logEndOffset) {
-    throw needsRepair('corrupt-index', dir, `${name}.timeindex names offset ${lastTime.offset}, at or beyond the log end offset ${logEndOffset}`, { file: active.files.timeindex, position: (ti.entries.length - 1) * TIME_INDEX_ENTRY_SIZE });
-  }
-
-  // Largest timestamp so far: exact when the whole segment was read, else Kafka's way (the last
-  // time-index entry, raised only by a strictly larger batch read after it).
-  if (scannedActiveFrom > 0 && lastTime && lastTime.timestamp >= maxTs) {
-    maxTs = lastTime.timestamp;
-    offsetOfMax = lastTime.offset;
-  }
-  const lastOffsetEntry = oi.entries[oi.entries.length - 1];
-  // A trailing time entry after the last offset-index entry can only be a final (close/roll) entry.
-  const finalOnDisk = lastTime !== undefined && (lastOffsetEntry === undefined || lastTime.offset > lastOffsetEntry.offset);
-  const regular = ti.entries.length - (finalOnDisk ? 1 : 0);
-  const first = logSize > 0 ? active.firstBatch() : null;
-  const state: ActiveSegmentState = {
-    baseOffset: active.baseOffset,
-    logPath: active.files.log,
-    indexPath: active.files.index,
-    timeIndexPath: active.files.timeindex,
-    size: logSize,
-    indexFilesExist: !indexMissing && !timeMissing,
-    firstBatchMaxTimestamp: first ? first.maxTimestamp : null,
-    createdMs: nowMs,
-    jitterMs: segmentJitter(log.config.config, random),
-    offsetIndexEntries: oi.entries.length,
-    bytesSinceLastIndexEntry: logSize - (lastOffsetEntry?.position ?? 0),
-    timeRegularEntries: regular,
-    lastRegularTimestamp: regular > 0 ? ti.entries[regular - 1]!.timestamp : -1n,
-    timeFinal: finalOnDisk ? { timestamp: lastTime!.timestamp, offset: lastTime!.offset } : null,
-    maxTimestamp: maxTs,
-    offsetOfMaxTimestamp: offsetOfMax,
-  };
-  const lastEpoch = lastHeader && lastHeader.magic === 2 ? lastHeader.partitionLeaderEpoch : -1;
-  return { active: state, logEndOffset, currentEpoch: Math.max(latestEpoch, lastEpoch, 0) };
 }

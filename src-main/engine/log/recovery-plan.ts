@@ -42,7 +42,8 @@ import { buildTimeIndexEntries, encodeTimeIndex, type TimeIndexEntry } from '../
 import { encodeTxnIndex, type AbortedTxn } from '../files/txn-index.ts';
 import type { EpochEntry as LeaderEpochEntry } from '../files/checkpoint.ts';
 import { PartitionLog, tpKey } from './partition-log.ts';
-import { expectedTxnEntries, newScanContext, scanSegment, type SegmentFilesRef, type SegmentScan } from './verify.ts';
+import { expectedTxnEntries, newScanContext, scanSegment, type SegmentScan } from './verify.ts';
+import type { SegmentFilesRef } from './quick-check.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Plan types

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { planCompaction, runCompaction, type CompactionOptions } from '../../../src-main/engine/cleaner/compaction.ts';
 import { compact } from '../../../src-main/engine/cleaner/cleaner.ts';
-import { decideRoll } from '../../../src-main/engine/log/partition-writer.ts';
+import { decideRoll } from '../../../src-main/engine/log/roll-rule.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { readTxnIndex } from '../../../src-main/engine/files/txn-index.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';

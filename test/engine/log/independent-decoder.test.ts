@@ -13,7 +13,8 @@ import { uncompressSync as snappyUncompress } from 'snappy';
 import { decompressFrameSync as lz4Decompress } from 'lz4-napi';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PartitionWriter, createPartition, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
 import type { Compression } from '../../../src-main/engine/format/types.ts';
 import { tempDir } from '../../support/log-builder.ts';
 

@@ -16,7 +16,9 @@ import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { applyRecovery, planRecovery } from '../../../src-main/engine/log/recovery.ts';
-import { PartitionWriter, createPartition, type AppendRecord, type WriterStep } from '../../../src-main/engine/log/partition-writer.ts';
+import { PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
+import type { WriterStep } from '../../../src-main/engine/log/write-steps.ts';
 import type { TopicConfig } from '../../../src-main/engine/log/topic-config.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 

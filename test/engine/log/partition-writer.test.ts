@@ -16,7 +16,9 @@ import { buildTimeIndexEntries, encodeTimeIndex } from '../../../src-main/engine
 import { readMetaProperties, readPartitionMetadata, readOffsetCheckpoint } from '../../../src-main/engine/files/checkpoint.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { WRITER_LOCK_FILE, acquireLock, isProcessAlive } from '../../../src-main/engine/log/log-lock.ts';
-import { PartitionWriter, createPartition, decideRoll, maxSegmentMs, planCreatePartition, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { createPartition, planCreatePartition } from '../../../src-main/engine/log/partition-create.ts';
+import { decideRoll, maxSegmentMs } from '../../../src-main/engine/log/roll-rule.ts';
 import { DEFAULT_TOPIC_CONFIG, type TopicConfig } from '../../../src-main/engine/log/topic-config.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { REAL_DATA, describeRealData } from '../../support/real-data.ts';

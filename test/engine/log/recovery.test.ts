@@ -20,7 +20,8 @@ import { WRITER_LOCK_FILE } from '../../../src-main/engine/log/log-lock.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { applyRecovery, planRecovery, type RecoveryAction } from '../../../src-main/engine/log/recovery.ts';
-import { quickCheckPartition, verifyPartition } from '../../../src-main/engine/log/verify.ts';
+import { quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
+import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { buildPartition, rec, singles, tempDir, type SegmentInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
 

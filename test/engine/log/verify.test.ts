@@ -13,7 +13,9 @@ import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
-import { countFindings, logDirFindings, quickCheckPartition, verifyPartition, type Finding } from '../../../src-main/engine/log/verify.ts';
+import { countFindings, type Finding } from '../../../src-main/engine/log/findings.ts';
+import { logDirFindings, quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
+import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
 

@@ -1,0 +1,315 @@
+/**
+ * The checks that need no `.log` read (the cheap startup sanity check a broker runs): the files of a
+ * partition folder (`LogLoader` passes 1–3: leftovers, orphan indexes, missing indexes), Kafka's
+ * index sanity checks (`OffsetIndex/TimeIndex/TransactionIndex.sanityCheck`), checkpoints against
+ * the log's offsets, and the log directory's own files. Read-only; findings are described in
+ * `findings.ts`; the full verification reading every batch is `verify.ts`.
+ */
+import { dirname, join } from 'node:path';
+import { segmentFileName } from '../files/file-names.ts';
+import type { IndexProblem } from '../files/index-file.ts';
+import { readOffsetIndex, type OffsetIndexFile } from '../files/offset-index.ts';
+import { readTimeIndex, type TimeIndexFile } from '../files/time-index.ts';
+import { readTxnIndex, type TxnIndexFile } from '../files/txn-index.ts';
+import type { LogDirectory } from './log-dir.ts';
+import { WRITER_LOCK_FILE } from './log-lock.ts';
+import { tpKey, type PartitionLog } from './partition-log.ts';
+import { finding, j, type Finding, type Severity } from './findings.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Segment file references
+
+/** Where the files of one segment are. `index`/`timeindex`/`txnindex` are null when absent. */
+export interface SegmentFilesRef {
+  baseOffset: bigint;
+  /** Path of the data file (normally `N.log`; `N.log.swap` while a swap is being completed). */
+  log: string;
+  index: string | null;
+  timeindex: string | null;
+  txnindex: string | null;
+  /** Canonical paths (`N.index`...), used to name missing files. */
+  indexPath: string;
+  timeindexPath: string;
+  txnindexPath: string;
+  /** True for the newest segment (the one a broker appends to). */
+  isActive: boolean;
+}
+
+/** The {@link SegmentFilesRef}s of an opened partition, in base-offset order. */
+export function segmentRefs(log: PartitionLog): SegmentFilesRef[] {
+  const segs = log.listing.segments;
+  return segs.map((s, i) => {
+    const p = (suffix: string) => join(log.dir, segmentFileName(s.baseOffset, suffix));
+    return {
+      baseOffset: s.baseOffset,
+      log: join(log.dir, s.log.name),
+      index: s.index ? join(log.dir, s.index.name) : null,
+      timeindex: s.timeindex ? join(log.dir, s.timeindex.name) : null,
+      txnindex: s.txnindex ? join(log.dir, s.txnindex.name) : null,
+      indexPath: p('.index'),
+      timeindexPath: p('.timeindex'),
+      txnindexPath: p('.txnindex'),
+      isActive: i === segs.length - 1,
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index files: Kafka's sanity checks and the shape of the file
+
+/** The index files of a segment, parsed (null when absent). */
+export interface ParsedIndexes {
+  index: OffsetIndexFile | null;
+  timeindex: TimeIndexFile | null;
+  txnindex: TxnIndexFile | null;
+}
+
+/**
+ * Reads a segment's index files (each bounded by `segment.index.bytes`). Entries are not limited
+ * by the `.log` size here, so that entries past its end are seen and reported.
+ * @throws KlxError `io-error` when a file exists but cannot be read.
+ */
+export function readSegmentIndexes(ref: SegmentFilesRef): ParsedIndexes {
+  return {
+    index: ref.index ? readOffsetIndex(ref.index, { baseOffset: ref.baseOffset }) : null,
+    timeindex: ref.timeindex ? readTimeIndex(ref.timeindex, { baseOffset: ref.baseOffset }) : null,
+    txnindex: ref.txnindex ? readTxnIndex(ref.txnindex, { baseOffset: ref.baseOffset }) : null,
+  };
+}
+
+/**
+ * Severity of a preallocated, untrimmed index: normal (info) for the active segment after an unclean
+ * stop, which recovery trims; a warning anywhere else (closed segments and clean shutdowns trim them).
+ */
+function untrimmedSeverity(ref: SegmentFilesRef, cleanShutdown: boolean): Severity {
+  return ref.isActive && !cleanShutdown ? 'info' : 'warning';
+}
+
+/**
+ * Findings about the index files of one segment that need no `.log` read: missing files, Kafka's
+ * sanity checks (`OffsetIndex/TimeIndex/TransactionIndex.sanityCheck`), preallocated untrimmed
+ * files, stale slots after a crash.
+ */
+export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, cleanShutdown: boolean): Finding[] {
+  const out: Finding[] = [];
+  const base = { segment: j(ref.baseOffset) };
+  if (!parsed.index) {
+    out.push(finding('warning', 'missing-index', ref.indexPath, `the offset index is missing: a broker rebuilds it from the .log at startup${ref.isActive ? ' (an active segment\'s index is preallocated to 10 MiB and often not copied along)' : ''}`, base));
+  }
+  if (!parsed.timeindex) {
+    out.push(finding('info', 'missing-time-index', ref.timeindexPath, 'the time index is missing: a broker creates it empty at startup (and refills it only when it recovers the segment)', base));
+  }
+  const sev = untrimmedSeverity(ref, cleanShutdown);
+  const shape = (file: string, f: OffsetIndexFile | TimeIndexFile, entrySize: number, kind: string) => {
+    const zeroTail = f.trailingZeroEntries > 0;
+    for (const p of f.problems) {
+      if (p.kind === 'stale-entries') {
+        // Stale slots live in preallocated files (a truncation only moves the write position); in a
+        // trimmed file of a cleanly closed segment, entries out of order are corruption.
+        const crashLeftover = zeroTail || (ref.isActive && !cleanShutdown);
+        out.push(
+          finding(
+            crashLeftover ? 'warning' : 'error',
+            'stale-index-entries',
+            file,
+            crashLeftover ? p.reason : `${p.reason.replace(/ \(stale data after a crash\?\)$/, '')}: lookups by binary search are unreliable`,
+            { ...base, staleEntries: f.staleEntries, validEntries: f.entries.length },
+            p.position,
+          ),
+        );
+      } else if (p.kafkaCorrupt) {
+        // A preallocated time index reads as "last timestamp 0 below the first": that is the
+        // untrimmed file, reported once below.
+        if (zeroTail && p.kind === 'last-timestamp-below-first') continue;
+        out.push(finding('error', 'corrupt-index', file, `${p.reason} (Kafka's ${kind} sanity check fails; a broker rebuilds the segment's indexes)`, { ...base, kind: p.kind }, p.position));
+      }
+    }
+    if (zeroTail) {
+      const at = (f.entries.length + f.staleEntries) * entrySize;
+      out.push(
+        finding(
+          sev,
+          'untrimmed-index',
+          file,
+          `${f.fileSize} bytes with ${f.trailingZeroEntries} zero slots after ${f.entries.length} entr${f.entries.length === 1 ? 'y' : 'ies'}: ` +
+            (sev === 'info'
+              ? 'the preallocated index of the active segment after an unclean stop; recovery trims it'
+              : 'a closed segment\'s index is trimmed to its entries on roll and clean shutdown; rebuild it'),
+          { ...base, fileSize: f.fileSize, entries: f.entries.length, zeroSlots: f.trailingZeroEntries },
+          at,
+        ),
+      );
+    }
+  };
+  if (parsed.index && ref.index) shape(ref.index, parsed.index, 8, 'OffsetIndex');
+  if (parsed.timeindex && ref.timeindex) shape(ref.timeindex, parsed.timeindex, 12, 'TimeIndex');
+  if (parsed.txnindex && ref.txnindex) {
+    for (const p of parsed.txnindex.problems) out.push(txnProblemFinding(ref.txnindex, p, base));
+  }
+  return out;
+}
+
+function txnProblemFinding(file: string, p: IndexProblem, base: Record<string, unknown>): Finding {
+  if (p.kind === 'partial-entry') return finding('warning', 'txn-index-partial-entry', file, p.reason, base, p.position);
+  if (p.kind === 'out-of-order') return finding('error', 'corrupt-index', file, `${p.reason} (entries must be appended in increasing last offset)`, { ...base, kind: p.kind }, p.position);
+  return finding('error', 'corrupt-index', file, `${p.reason} (Kafka's TransactionIndex sanity check fails; a broker rebuilds the segment's indexes)`, { ...base, kind: p.kind }, p.position);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Folder-level facts
+
+/**
+ * Findings about the files of a partition folder (spec §10.3, §10.4 passes 1–3): leftovers of
+ * interrupted operations, orphan indexes, temp and unknown files, a missing segment.
+ */
+export function folderFindings(log: PartitionLog): Finding[] {
+  const out: Finding[] = [];
+  const l = log.listing;
+  for (const t of l.transient) {
+    const file = join(log.dir, t.name);
+    if (t.suffix === 'tmp') {
+      out.push(finding('info', 'temp-file', file, 'a partially written replacement (.tmp) left by an interrupted write; the real file is intact; repair deletes it', { size: t.size }));
+    } else {
+      const meaning =
+        t.suffix === 'deleted'
+          ? 'a file already removed from the log, awaiting physical deletion; a broker deletes it at startup'
+          : t.suffix === 'cleaned'
+            ? 'incomplete cleaner or split output; a broker deletes it at startup'
+            : 'cleaner or split output ready to replace old segments; a broker completes the swap at startup';
+      out.push(finding('warning', 'leftover-file', file, `leftover .${t.suffix} file: ${meaning}`, { suffix: t.suffix, size: t.size, ...(t.baseOffset !== undefined ? { baseOffset: j(t.baseOffset) } : {}) }));
+    }
+  }
+  for (const o of l.orphanIndexes) {
+    out.push(finding('warning', 'orphan-index', join(log.dir, o.name), `${o.kind} file without ${segmentFileName(o.baseOffset, '.log')}: a broker deletes it at startup`, { baseOffset: j(o.baseOffset), size: o.size }));
+  }
+  for (const u of l.unknown) {
+    if (u.name === WRITER_LOCK_FILE || u.name === `${WRITER_LOCK_FILE}.takeover`) {
+      out.push(finding('info', 'klx-lock', join(log.dir, u.name), 'a klx writer (repair, append...) holds this partition, or died holding it (the file names its process)', {}));
+    } else if (u.name !== 'klx-topic.properties') {
+      out.push(finding('info', 'unknown-file', join(log.dir, u.name), 'a file a broker does not know (ignored by Kafka)', { size: u.size }));
+    }
+  }
+  for (const d of l.directories) out.push(finding('info', 'unknown-file', join(log.dir, d), 'a sub-directory inside a partition folder (ignored by Kafka)', {}));
+  if (l.segments.length === 0) {
+    out.push(finding('warning', 'no-segment', log.dir, `no segment: a broker creates an empty one at the log start offset ${log.logStartOffset}`, { logStartOffset: j(log.logStartOffset) }));
+  }
+  return out;
+}
+
+/**
+ * Findings about checkpoints and partition metadata against the log's real offsets (spec §11):
+ * checkpoints beyond the log end or below the log start, leader-epoch entries beyond the log end or
+ * out of order, producer snapshots beyond the log end, unreadable files.
+ * @param logEndOffset the log end offset found by reading the log.
+ * @param includeLogDir also report unreadable log-dir checkpoint files (off when a caller reports
+ *   them once per log directory).
+ */
+export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, includeLogDir = true): Finding[] {
+  const out: Finding[] = [];
+  const logDir = dirname(log.dir);
+  const key = tpKey(log.topic, log.partition);
+  for (const p of log.problems) {
+    if (p.code === 'orphan-index' || p.code === 'leftover-file') continue;
+    const inPartition = dirname(p.file) === log.dir;
+    if (!inPartition && !includeLogDir) continue;
+    const recoveryPointFile = p.file.endsWith('recovery-point-offset-checkpoint');
+    out.push(
+      finding(
+        recoveryPointFile ? 'warning' : 'error',
+        'corrupt-checkpoint',
+        p.file,
+        recoveryPointFile ? `${p.reason} (a broker then uses recovery point 0: full recovery)` : p.reason,
+        { code: p.code },
+        p.position,
+      ),
+    );
+  }
+  const ls = log.logStartOffset;
+  const cp = log.checkpoints;
+  const lsCp = cp.logStartOffset.get(key);
+  const file = (n: string) => join(logDir, n);
+  if (lsCp !== undefined && lsCp > logEndOffset) {
+    out.push(finding('error', 'checkpoint-beyond-log-end', file('log-start-offset-checkpoint'), `log start offset ${lsCp} is above the log end offset ${logEndOffset}: a broker deletes every segment at startup (segment files were lost?)`, { partition: key, checkpoint: j(lsCp), logEndOffset: j(logEndOffset) }));
+  }
+  const rp = cp.recoveryPoint.get(key);
+  if (rp !== undefined && rp > logEndOffset) {
+    out.push(finding('warning', 'checkpoint-beyond-log-end', file('recovery-point-offset-checkpoint'), `recovery point ${rp} is above the log end offset ${logEndOffset}: data the broker had flushed is missing (a broker uses min(recovery point, log end))`, { partition: key, checkpoint: j(rp), logEndOffset: j(logEndOffset) }));
+  }
+  const hw = cp.highWatermark.get(key);
+  if (hw !== undefined && hw > logEndOffset) {
+    out.push(finding('warning', 'checkpoint-beyond-log-end', file('replication-offset-checkpoint'), `high watermark ${hw} is above the log end offset ${logEndOffset}: committed records are missing here (a replica refetches them from the leader)`, { partition: key, checkpoint: j(hw), logEndOffset: j(logEndOffset) }));
+  } else if (hw !== undefined && hw < ls) {
+    out.push(finding('warning', 'checkpoint-below-log-start', file('replication-offset-checkpoint'), `high watermark ${hw} is below the log start offset ${ls} (a broker raises it to the log start)`, { partition: key, checkpoint: j(hw), logStartOffset: j(ls) }));
+  }
+  const cl = cp.cleanerOffset.get(key);
+  if (cl !== undefined && cl > logEndOffset) {
+    out.push(finding('info', 'checkpoint-beyond-log-end', file('cleaner-offset-checkpoint'), `cleaner checkpoint ${cl} is above the log end offset ${logEndOffset}: the cleaner resets it to the log start offset`, { partition: key, checkpoint: j(cl), logEndOffset: j(logEndOffset) }));
+  } else if (cl !== undefined && cl < ls) {
+    out.push(finding('info', 'checkpoint-below-log-start', file('cleaner-offset-checkpoint'), `cleaner checkpoint ${cl} is below the log start offset ${ls}: the cleaner starts from the log start offset`, { partition: key, checkpoint: j(cl), logStartOffset: j(ls) }));
+  }
+  const epochFile = join(log.dir, 'leader-epoch-checkpoint');
+  let prev: { epoch: number; startOffset: bigint } | null = null;
+  for (const e of log.leaderEpochs) {
+    if (e.startOffset > logEndOffset) {
+      out.push(finding('warning', 'leader-epoch-beyond-log-end', epochFile, `epoch ${e.epoch} starts at offset ${e.startOffset}, after the log end offset ${logEndOffset} (a broker drops it at startup; repair removes it)`, { epoch: e.epoch, startOffset: j(e.startOffset), logEndOffset: j(logEndOffset) }));
+    }
+    if (prev && (e.epoch <= prev.epoch || e.startOffset < prev.startOffset)) {
+      out.push(finding('warning', 'leader-epoch-order', epochFile, `entry (epoch ${e.epoch}, start ${e.startOffset}) does not follow (epoch ${prev.epoch}, start ${prev.startOffset}): epochs and start offsets must increase`, { epoch: e.epoch, startOffset: j(e.startOffset) }));
+    }
+    prev = e;
+  }
+  for (const s of log.listing.snapshots) {
+    if (s.baseOffset > logEndOffset) {
+      out.push(finding('warning', 'snapshot-beyond-log-end', join(log.dir, s.name), `producer snapshot at offset ${s.baseOffset} is after the log end offset ${logEndOffset} (stale after a truncation; a broker deletes it)`, { offset: j(s.baseOffset), logEndOffset: j(logEndOffset) }));
+    }
+  }
+  return out;
+}
+
+/**
+ * Findings about a log directory itself, reported once for all its partitions: checkpoint and
+ * `meta.properties` files that cannot be read, and root entries a broker would not load.
+ */
+export function logDirFindings(d: LogDirectory): Finding[] {
+  const out: Finding[] = [];
+  for (const p of d.checkpoints.problems) {
+    const rp = p.file.endsWith('recovery-point-offset-checkpoint');
+    out.push(finding(rp ? 'warning' : 'error', 'corrupt-checkpoint', p.file, rp ? `${p.reason} (a broker then uses recovery point 0: full recovery)` : p.reason, { code: p.code }, p.position));
+  }
+  for (const i of d.ignored) out.push(finding('info', 'unknown-file', join(d.path, i.name), i.reason, {}));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quick check
+
+/**
+ * The cheap check a broker does at startup, from file names and index files only (no `.log` is
+ * read): leftovers and orphans (LogLoader passes 1–3), missing indexes, Kafka's index sanity checks,
+ * untrimmed or stale index files, and whether recovery would run.
+ * @returns findings; `details.kafkaRebuild` is true where a broker would rebuild the segment's indexes.
+ * @throws KlxError `io-error` when an index file exists but cannot be read.
+ */
+export function quickCheckPartition(log: PartitionLog): Finding[] {
+  const out = folderFindings(log);
+  const cleanShutdown = log.checkpoints.cleanShutdown;
+  for (const ref of segmentRefs(log)) {
+    for (const f of indexFileFindings(ref, readSegmentIndexes(ref), cleanShutdown)) {
+      f.details.kafkaRebuild = f.code === 'missing-index' || f.code === 'corrupt-index';
+      out.push(f);
+    }
+  }
+  if (!cleanShutdown && log.segments.length > 0) {
+    const rp = log.recoveryPoint ?? 0n;
+    const from = log.segmentFor(rp) ?? log.segments[0]!;
+    const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
+    out.push(
+      finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes`, {
+        recoveryPoint: j(rp),
+        segments: n,
+      }),
+    );
+  }
+  return out;
+}
+
