@@ -130,6 +130,13 @@ function parseTimestamp(v: string): bigint {
   return n;
 }
 
+const DECODE_MODES = ['auto', 'none', 'offsets', 'transactions', 'metadata'] as const;
+
+function parseDecodeMode(v: string): NonNullable<DumpOptions['decode']> {
+  if (!(DECODE_MODES as readonly string[]).includes(v)) throw new InvalidArgumentError(`--decode must be one of ${DECODE_MODES.join(', ')}, got "${v}"`);
+  return v as NonNullable<DumpOptions['decode']>;
+}
+
 function parseCompression(v: string): Compression {
   if (!(COMPRESSIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--compression must be one of ${COMPRESSIONS.join(', ')}, got "${v}"`);
   return v as Compression;
@@ -146,6 +153,11 @@ function registerDump(program: Command): void {
     .option('--deep', 'decode and print every record (decompressing batches)')
     .option('--json', 'print NDJSON: one object per batch (fields as in EXPECTED.jsonl)')
     .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
+    .option(
+      '--decode <decoder>',
+      "decode records as kafka-dump-log's internal-topic decoders do (implies --deep): auto (by the partition folder's topic), none, offsets (__consumer_offsets), transactions (__transaction_state), metadata (__cluster_metadata and KRaft snapshots)",
+      parseDecodeMode,
+    )
     .action(async (paths: string[], opts: DumpOptions) => (await import('./commands/dump.ts')).runDump(paths, opts));
 }
 

@@ -52,6 +52,10 @@ export const LEADER_EPOCH_CHECKPOINT_FILE = 'leader-epoch-checkpoint';
 export const PARTITION_METADATA_FILE = 'partition.metadata';
 /** KRaft `__cluster_metadata-0` only: the Raft quorum state (out of scope, recognised). */
 export const QUORUM_STATE_FILE = 'quorum-state';
+/** KRaft bootstrap snapshot in the metadata log directory (Kafka's `BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME`). */
+export const BOOTSTRAP_CHECKPOINT_FILE = 'bootstrap.checkpoint';
+/** Suffix of KRaft snapshot files (Kafka's `Snapshots.SUFFIX`). */
+export const KRAFT_SNAPSHOT_SUFFIX = '.checkpoint';
 
 /** The kind of a segment-level file, from its main suffix. */
 export type SegmentFileKind = 'log' | 'index' | 'timeindex' | 'txnindex' | 'snapshot';
@@ -245,7 +249,9 @@ export interface PartitionListing {
   snapshots: ClassifiedFile[];
   /** Leftover `.deleted` / `.cleaned` / `.swap` / `.tmp` files, in name order. */
   transient: TransientFile[];
-  /** Known non-segment files: `leader-epoch-checkpoint`, `partition.metadata`, `quorum-state`, KRaft `*.checkpoint` snapshots. */
+  /** KRaft snapshots (`<endOffset>-<epoch>.checkpoint`, record batches like a segment), ascending by end offset then epoch. */
+  kraftSnapshots: KRaftSnapshotFile[];
+  /** Known non-segment files: `leader-epoch-checkpoint`, `partition.metadata`, `quorum-state`. */
   metadata: ListedFile[];
   /** Files that are none of the above, in name order. */
   unknown: ListedFile[];
@@ -255,7 +261,30 @@ export interface PartitionListing {
 
 const KNOWN_PARTITION_FILES: ReadonlySet<string> = new Set([LEADER_EPOCH_CHECKPOINT_FILE, PARTITION_METADATA_FILE, QUORUM_STATE_FILE]);
 /** KRaft metadata snapshot: `<20-digit end offset>-<10-digit epoch>.checkpoint`. */
-const KRAFT_SNAPSHOT_RE = /^[0-9]{20}-[0-9]{10}\.checkpoint$/;
+const KRAFT_SNAPSHOT_RE = /^([0-9]{20})-([0-9]{10})\.checkpoint$/;
+
+/** A KRaft snapshot file of a `__cluster_metadata` partition, with the snapshot id from its name. */
+export interface KRaftSnapshotFile extends ListedFile {
+  /** The snapshot's end offset: every record below it is in the snapshot (Kafka's `OffsetAndEpoch.offset`). */
+  endOffset: bigint;
+  /** The leader epoch of the record at endOffset − 1 (Kafka's `OffsetAndEpoch.epoch`). */
+  epoch: number;
+}
+
+/**
+ * Parses a KRaft snapshot name, `<20-digit end offset>-<10-digit epoch>.checkpoint` (Kafka's
+ * `Snapshots.parse`; the broker's text checkpoint files such as `leader-epoch-checkpoint` or
+ * `recovery-point-offset-checkpoint` never match).
+ * @returns the snapshot id, or null when `name` is not one.
+ */
+export function parseKRaftSnapshotName(name: string): { endOffset: bigint; epoch: number } | null {
+  const m = KRAFT_SNAPSHOT_RE.exec(name);
+  if (!m) return null;
+  const endOffset = BigInt(m[1]!);
+  const epoch = Number(m[2]!);
+  if (endOffset > INT64_MAX || epoch > 0x7fffffff) return null;
+  return { endOffset, epoch };
+}
 
 function byOffset(a: { baseOffset: bigint; name: string }, b: { baseOffset: bigint; name: string }): number {
   return a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -267,7 +296,7 @@ function byOffset(a: { baseOffset: bigint; name: string }, b: { baseOffset: bigi
  * @returns the classified listing; every entry lands in exactly one bucket.
  */
 export function classifyPartitionFiles(entries: Iterable<DirEntryInfo>): PartitionListing {
-  const out: PartitionListing = { segments: [], orphanIndexes: [], snapshots: [], transient: [], metadata: [], unknown: [], directories: [] };
+  const out: PartitionListing = { segments: [], orphanIndexes: [], snapshots: [], transient: [], kraftSnapshots: [], metadata: [], unknown: [], directories: [] };
   const bySeg = new Map<bigint, Partial<Record<SegmentFileKind, ListedFile>>>();
   const indexFiles: ClassifiedFile[] = [];
   for (const e of entries) {
@@ -290,8 +319,10 @@ export function classifyPartitionFiles(entries: Iterable<DirEntryInfo>): Partiti
       } else indexFiles.push(cf);
     } else if (e.name.endsWith(TMP_SUFFIX) && e.name.length > TMP_SUFFIX.length) {
       out.transient.push({ ...file, suffix: 'tmp' });
-    } else if (KNOWN_PARTITION_FILES.has(e.name) || KRAFT_SNAPSHOT_RE.test(e.name)) {
+    } else if (KNOWN_PARTITION_FILES.has(e.name)) {
       out.metadata.push(file);
+    } else if (parseKRaftSnapshotName(e.name)) {
+      out.kraftSnapshots.push({ ...file, ...parseKRaftSnapshotName(e.name)! });
     } else {
       out.unknown.push(file);
     }
@@ -316,6 +347,7 @@ export function classifyPartitionFiles(entries: Iterable<DirEntryInfo>): Partiti
   const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   out.transient.sort(byName);
   out.metadata.sort(byName);
+  out.kraftSnapshots.sort((a, b) => (a.endOffset < b.endOffset ? -1 : a.endOffset > b.endOffset ? 1 : a.epoch - b.epoch));
   out.unknown.sort(byName);
   out.directories.sort();
   return out;

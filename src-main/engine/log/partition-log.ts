@@ -193,7 +193,7 @@ export class PartitionLog {
   /** Bytes of every file in the folder (logs, indexes, checkpoints, leftovers). */
   get sizeOnDisk(): number {
     const l = this.listing;
-    const files = [...l.segments.flatMap((s) => [s.log, s.index, s.timeindex, s.txnindex]), ...l.orphanIndexes, ...l.snapshots, ...l.transient, ...l.metadata, ...l.unknown];
+    const files = [...l.segments.flatMap((s) => [s.log, s.index, s.timeindex, s.txnindex]), ...l.orphanIndexes, ...l.snapshots, ...l.transient, ...l.kraftSnapshots, ...l.metadata, ...l.unknown];
     return files.reduce((sum, f) => sum + (f?.size ?? 0), 0);
   }
 

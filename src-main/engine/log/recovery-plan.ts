@@ -226,7 +226,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   // The folder as it will be after each step: name → size.
   const present = new Map<string, number>();
   for (const s of l.segments) for (const f of [s.log, s.index, s.timeindex, s.txnindex]) if (f) present.set(f.name, f.size);
-  for (const f of [...l.orphanIndexes, ...l.snapshots, ...l.transient, ...l.metadata]) present.set(f.name, f.size);
+  for (const f of [...l.orphanIndexes, ...l.snapshots, ...l.transient, ...l.kraftSnapshots, ...l.metadata]) present.set(f.name, f.size);
 
   const early: RecoveryAction[] = [];
   const del = (name: string, why: DeleteReason, reason: string) => {

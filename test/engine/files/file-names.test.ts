@@ -137,6 +137,8 @@ describe('classifyPartitionFiles', () => {
       { name: 'partition.metadata', size: 43 },
       { name: 'quorum-state', size: 125 },
       { name: '00000000000000000100-0000000001.checkpoint', size: 99 },
+      { name: '00000000000000000042-0000000003.checkpoint', size: 50 },
+      { name: '0000000000000000042-0000000003.checkpoint', size: 7 },
       { name: 'notes.txt', size: 6 },
       { name: 'sub', size: 4096, isDirectory: true },
     ]);
@@ -153,8 +155,12 @@ describe('classifyPartitionFiles', () => {
       [`${n(50)}.log.deleted`, 'deleted', 50n, 'log'],
       ['leader-epoch-checkpoint.tmp', 'tmp', undefined, undefined],
     ]);
-    expect(listing.metadata.map((m) => m.name)).toEqual(['00000000000000000100-0000000001.checkpoint', 'leader-epoch-checkpoint', 'partition.metadata', 'quorum-state']);
-    expect(listing.unknown).toEqual([{ name: 'notes.txt', size: 6 }]);
+    expect(listing.metadata.map((m) => m.name)).toEqual(['leader-epoch-checkpoint', 'partition.metadata', 'quorum-state']);
+    expect(listing.kraftSnapshots).toEqual([
+      { name: '00000000000000000042-0000000003.checkpoint', size: 50, endOffset: 42n, epoch: 3 },
+      { name: '00000000000000000100-0000000001.checkpoint', size: 99, endOffset: 100n, epoch: 1 },
+    ]);
+    expect(listing.unknown).toEqual([{ name: '0000000000000000042-0000000003.checkpoint', size: 7 }, { name: 'notes.txt', size: 6 }]);
     expect(listing.directories).toEqual(['sub']);
   });
 
