@@ -17,9 +17,9 @@ export default defineConfig({
     build: {
       outDir: resolve(OUT, 'main'),
       // Two entries: the main process, and the cleaner worker it starts in a worker thread
-      // (`src-main/api/cleaner-worker-runner.ts` looks for `cleaner-worker.js` next to `main.js`).
+      // (`src-main/api/cleanup/cleaner-worker-runner.ts` looks for `cleaner-worker.js` next to `main.js`).
       lib: {
-        entry: { main: resolve(__dirname, 'src-main/electron/main.ts'), 'cleaner-worker': resolve(__dirname, 'src-main/api/cleaner-worker.ts') },
+        entry: { main: resolve(__dirname, 'src-main/electron/main.ts'), 'cleaner-worker': resolve(__dirname, 'src-main/api/cleanup/cleaner-worker.ts') },
         formats: ['es'],
       },
       rolldownOptions: {

@@ -2,7 +2,7 @@
  * The main-process side of one records-table page: what `dispatch('log.records', …)` costs per
  * 200-row page (the page the renderer asks for while the user scrolls), split into the handler
  * (read the batches, make the rows), the check of the answer against the contract (`full`: every
- * row; `sampled`: the production default, long arrays spot-checked, see `src-main/api/dispatch.ts`)
+ * row; `sampled`: the production default, long arrays spot-checked, see `src-main/api/core/dispatch.ts`)
  * and the JSON text the bridge sends (`JSON.stringify` of the envelope). The bridge and the Electron
  * main process answer on one thread, so these ms delay every other answer and, on a small machine,
  * take a core from the renderer while it paints.
@@ -13,7 +13,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDispatch } from '../src-main/api/dispatch.ts';
+import { createDispatch } from '../src-main/api/core/dispatch.ts';
 import { createServerApi } from '../src-main/api/index.ts';
 import { contract } from '../src-shared/contract.ts';
 import { generateBigPartition } from '../test/e2e/explorer/big-partition.ts';

@@ -12,7 +12,7 @@
  * - `write`: true when the method changes files on disk; refused when the app/bridge is read-only;
  * - `job`: true for long work run by the job manager (cancellable through `job.cancel`).
  *
- * Adding a method: add one entry here, then its handler in `src-main/api/<domain>.ts` (the domain
+ * Adding a method: add one entry here, then its handler in `src-main/api/<domain>/<domain>.ts` (the domain
  * is the part of the name before the dot); TypeScript then refuses to compile until it exists.
  *
  * All schemas are JSON-safe by construction (see `wire.ts`; checked at compile time below and by
@@ -192,7 +192,7 @@ export const contract = {
   }),
 
   // -------------------------------------------------------------------------------------------
-  // log.*: the explorer's read side (handlers in src-main/api/log.ts; types in log-types.ts).
+  // log.*: the explorer's read side (handlers in src-main/api/log/log.ts; types in log-types.ts).
   // `dir` is always a partition folder inside an opened folder (the `dir` of a partition summary).
 
   'log.open': call({
@@ -398,7 +398,7 @@ export const contract = {
   }),
 
   // -------------------------------------------------------------------------------------------
-  // cleanup.*: retention and compaction from the app (handlers in src-main/api/cleanup.ts).
+  // cleanup.*: retention and compaction from the app (handlers in src-main/api/cleanup/cleanup.ts).
   // CLEANUP-ENTRIES
 
   'cleanup.plan': job({
@@ -474,7 +474,7 @@ export const contract = {
   }),
 
   // -------------------------------------------------------------------------------------------
-  // edit.*: appending records and rolling segments (handlers in src-main/api/edit.ts).
+  // edit.*: appending records and rolling segments (handlers in src-main/api/edit/edit.ts).
   // EDIT-ENTRIES
   'edit.preview': call({
     doc: 'What appending one batch of records to a partition would do, exactly as edit.append then does it: offsets, bytes, whether a new segment is rolled first and why (segment.bytes, segment.ms, index full), the segment file, the new logEndOffset, and a fingerprint of the state it was computed from. Limits: 16 MiB per record, 64 MiB per request. Touches nothing.',
@@ -506,7 +506,7 @@ export const contract = {
 
 
   // -------------------------------------------------------------------------------------------
-  // sql.*: SQL over the opened folder with DuckDB (handlers in src-main/api/sql.ts).
+  // sql.*: SQL over the opened folder with DuckDB (handlers in src-main/api/sql/sql.ts).
   // SQL-ENTRIES
   // `path` is an opened folder or a partition folder inside one; its tables are a cache in the
   // user's cache folder (never written next to the logs), so none of these methods is a write.

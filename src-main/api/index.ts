@@ -8,20 +8,20 @@
  * `dispatch`; the Electron main process and the bridge each make one.
  */
 import { homedir } from 'node:os';
-import { appHandlers } from './app.ts';
-import { cleanupHandlers } from './cleanup.ts';
-import { demoHandlers } from './demo.ts';
-import { editHandlers } from './edit.ts';
-import { createDispatch, type Dispatch } from './dispatch.ts';
-import { EventHub } from './events.ts';
-import { fsHandlers } from './fs.ts';
-import { JobManager, type JobManagerOptions } from './job-manager.ts';
-import { jobHandlers } from './jobs.ts';
-import { logHandlers } from './log.ts';
-import { sessionHandlers } from './session.ts';
-import { sqlHandlers } from './sql.ts';
-import { SessionState, type RecentStore } from './session-state.ts';
-import type { ApiContext, Handlers } from './types.ts';
+import { appHandlers } from './app/app.ts';
+import { cleanupHandlers } from './cleanup/cleanup.ts';
+import { demoHandlers } from './demo/demo.ts';
+import { editHandlers } from './edit/edit.ts';
+import { createDispatch, type Dispatch } from './core/dispatch.ts';
+import { EventHub } from './core/events.ts';
+import { fsHandlers } from './fs/fs.ts';
+import { JobManager, type JobManagerOptions } from './core/job-manager.ts';
+import { jobHandlers } from './job/job.ts';
+import { logHandlers } from './log/log.ts';
+import { sessionHandlers } from './session/session.ts';
+import { sqlHandlers } from './sql/sql.ts';
+import { SessionState, type RecentStore } from './core/session-state.ts';
+import type { ApiContext, Handlers } from './core/types.ts';
 
 /** Every contract method's handler, bound to `ctx`. */
 export function createApi(ctx: ApiContext): Handlers {
@@ -73,5 +73,5 @@ export function createServerApi(options: ServerApiOptions): ServerApi {
   return { ctx, handlers, dispatch: createDispatch(ctx, handlers) };
 }
 
-export type { ApiContext, CallContext, Handlers, JobContext, DomainHandlers, Handler } from './types.ts';
-export type { Dispatch, DispatchOptions } from './dispatch.ts';
+export type { ApiContext, CallContext, Handlers, JobContext, DomainHandlers, Handler } from './core/types.ts';
+export type { Dispatch, DispatchOptions } from './core/dispatch.ts';

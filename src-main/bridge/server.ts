@@ -24,11 +24,11 @@ import { extname, resolve } from 'node:path';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 import type { KlxEvent } from '../../src-shared/contract.ts';
 import type { ErrorInfo } from '../../src-shared/errors.ts';
-import { readPackageVersion } from '../api/app.ts';
+import { readPackageVersion } from '../api/app/app.ts';
 import { createServerApi, type ServerApi } from '../api/index.ts';
-import type { DispatchOptions } from '../api/dispatch.ts';
-import type { JobManagerOptions } from '../api/job-manager.ts';
-import { isInsideDir } from '../api/paths.ts';
+import type { DispatchOptions } from '../api/core/dispatch.ts';
+import type { JobManagerOptions } from '../api/core/job-manager.ts';
+import { isInsideDir } from '../api/core/paths.ts';
 import { KlxError } from '../engine/errors.ts';
 
 /** The only address the bridge listens on. */

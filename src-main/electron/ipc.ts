@@ -7,7 +7,7 @@
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
 import { METHOD_NAMES } from '../../src-shared/contract.ts';
 import type { Envelope } from '../../src-shared/wire.ts';
-import type { Dispatch, DispatchOptions } from '../api/dispatch.ts';
+import type { Dispatch, DispatchOptions } from '../api/core/dispatch.ts';
 import { ipcChannel } from './channels.ts';
 
 /** Options of {@link registerIpc}. */

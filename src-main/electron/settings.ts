@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import type { RecentStore } from '../api/session-state.ts';
+import type { RecentStore } from '../api/core/session-state.ts';
 
 /** How many recent folders are kept. */
 export const RECENT_LIMIT = 10;

@@ -10,7 +10,7 @@ import type { KlxEvent, MethodName } from '../../src-shared/contract.ts';
 import type { Transport } from '../../src-shared/transport.ts';
 import type { Envelope } from '../../src-shared/wire.ts';
 import type { ServerApi } from '../../src-main/api/index.ts';
-import type { DispatchOptions } from '../../src-main/api/dispatch.ts';
+import type { DispatchOptions } from '../../src-main/api/core/dispatch.ts';
 import type { Bridge } from '../../src-main/bridge/server.ts';
 
 /** A fresh temporary folder (real path) and its remover. */

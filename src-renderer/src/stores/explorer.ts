@@ -12,7 +12,7 @@ import { KlxApiError } from '../../../src-shared/client.ts';
 import { api, client } from '../api/client.ts';
 import { toUiError, type UiError } from '../lib/errors.ts';
 import { useJobs } from './jobs.ts';
-import { useRecords } from './records.ts';
+import { useRecords } from '../views/records/records-store.ts';
 import { useSettings } from './settings.ts';
 
 /** The views of the main area (tabs of the selected partition). */

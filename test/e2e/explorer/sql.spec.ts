@@ -11,7 +11,7 @@ import { readFileSync, realpathSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { configureSql } from '../../../src-main/api/sql.ts';
+import { configureSql } from '../../../src-main/api/sql/sql.ts';
 import type { Bridge } from '../../../src-main/bridge/server.ts';
 import { buildPartition, rec, singles } from '../../support/log-builder.ts';
 import { SCREENSHOTS, copyRealData, expect, HAVE_REAL_DATA, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';

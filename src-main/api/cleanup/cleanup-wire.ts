@@ -1,0 +1,121 @@
+/**
+ * The engine's cleaner reports (`CleanerReport`, `PartitionOutcome`, undo results, trash entries)
+ * turned into the JSON-safe wire shapes of `src-shared/cleanup-types.ts`: int64 offsets and
+ * timestamps as decimal strings, ranges as `{first, last}`, removals as a list in
+ * {@link REMOVAL_REASONS} order, absent optional parts as null.
+ *
+ * Pure functions (no I/O); the cleaner worker uses them so that only plain JSON crosses back to the
+ * main thread.
+ */
+import type { CleanerReport, OffsetRange, SegmentSummary } from '../../engine/cleaner/cleaner-plan.ts';
+import type { PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
+import type { TrashEntryInfo } from '../../engine/cleaner/trash.ts';
+import type { UndoResult } from '../../engine/cleaner/undo.ts';
+import { REMOVAL_REASONS, type CleanupPartitionOutcome, type CleanupReport, type CleanupSegment, type OffsetRange as WireRange, type TrashEntry, type UndoneEntry } from '../../../src-shared/cleanup-types.ts';
+import { toWireError } from '../../../src-shared/wire.ts';
+
+const s = (v: bigint | number): string => v.toString();
+const sn = (v: bigint | null | undefined): string | null => (v === null || v === undefined ? null : v.toString());
+
+function rangeWire(r: OffsetRange): WireRange {
+  return { first: s(r.first), last: s(r.last) };
+}
+
+function segmentWire(x: SegmentSummary): CleanupSegment {
+  return { baseOffset: s(x.baseOffset), file: x.file, bytes: x.bytes, records: x.records, batches: x.batches, firstOffset: sn(x.firstOffset), lastOffset: sn(x.lastOffset) };
+}
+
+/** A report on the wire (see `cleanupReport` in `cleanup-types.ts`). */
+export function reportWire(r: CleanerReport): CleanupReport {
+  const removed = REMOVAL_REASONS.filter((k) => r.removed[k] !== undefined && r.removed[k]!.records > 0).map((k) => {
+    const v = r.removed[k]!;
+    return { reason: k, records: v.records, ranges: v.ranges.map(rangeWire), truncated: v.truncated };
+  });
+  const c = r.cleanable;
+  return {
+    operation: r.operation,
+    dryRun: r.dryRun,
+    partitionDir: r.partitionDir,
+    topic: r.topic,
+    partition: r.partition,
+    now: s(Math.trunc(r.now)),
+    rules: r.rules ?? null,
+    nothingToDo: r.nothingToDo,
+    notes: [...r.notes],
+    segments: { deleted: r.segments.deleted.map(segmentWire), rewritten: r.segments.rewritten.map(segmentWire), created: r.segments.created.map(segmentWire) },
+    before: { ...r.before },
+    after: { ...r.after },
+    log: {
+      bytesBefore: r.log.bytesBefore,
+      bytesAfter: r.log.bytesAfter,
+      logStartOffsetBefore: s(r.log.logStartOffsetBefore),
+      logStartOffsetAfter: s(r.log.logStartOffsetAfter),
+      logEndOffset: s(r.log.logEndOffset),
+      highWatermark: s(r.log.highWatermark),
+    },
+    removed,
+    removedTotal: removed.reduce((a, x) => a + x.records, 0),
+    holes: r.holes.map(rangeWire),
+    holesTruncated: r.holesTruncated,
+    cleanable: c
+      ? {
+          firstDirtyOffset: s(c.firstDirtyOffset),
+          checkpointReset: c.checkpointReset,
+          firstUncleanableOffset: s(c.firstUncleanableOffset),
+          uncleanableReason: c.uncleanableReason,
+          lastStableOffset: s(c.lastStableOffset),
+          cleanBytes: c.cleanBytes,
+          cleanableBytes: c.cleanableBytes,
+          dirtyRatio: c.dirtyRatio,
+          minCleanableDirtyRatio: c.minCleanableDirtyRatio,
+          maxCompactionDelayMs: Number.isFinite(c.maxCompactionDelayMs) ? c.maxCompactionDelayMs : 0,
+          mustCleanNow: c.mustCleanNow,
+          brokerWouldClean: c.brokerWouldClean,
+        }
+      : null,
+    passes: r.passes ?? null,
+    invalidMessages: r.invalidMessages ?? null,
+    cleanerCheckpoint: r.cleanerCheckpoint ? { before: sn(r.cleanerCheckpoint.before), after: sn(r.cleanerCheckpoint.after) } : null,
+    checkpointsWritten: [...r.checkpointsWritten],
+    trashEntries: [...(r.trashEntries ?? [])],
+  };
+}
+
+/** A partition outcome on the wire; `rel` is given by the caller (the engine's is relative to the partition itself). */
+export function outcomeWire(o: PartitionOutcome, rel: string): CleanupPartitionOutcome {
+  return {
+    partitionDir: o.partitionDir,
+    rel,
+    topic: o.topic,
+    partition: o.partition,
+    report: o.report ? reportWire(o.report) : null,
+    error: o.error ? toWireError(o.error) : null,
+  };
+}
+
+/** An undo result's entries on the wire. */
+export function undoWire(r: UndoResult): { runId: string; entries: UndoneEntry[] } {
+  return {
+    runId: r.runId,
+    entries: r.entries.map((e) => ({ id: e.id, operation: e.operation, partitionDir: e.partitionDir, restored: [...e.restored], removed: [...e.removed], checkpoints: [...e.checkpoints], notes: [...e.notes] })),
+  };
+}
+
+/** A trash entry with a readable manifest on the wire (null for an unreadable one). */
+export function trashEntryWire(e: TrashEntryInfo): TrashEntry | null {
+  const m = e.manifest;
+  if (!m) return null;
+  return {
+    id: e.id,
+    runId: m.runId,
+    operation: m.operation,
+    state: m.state,
+    partitionDir: m.partitionDir,
+    topic: m.topic,
+    partition: m.partition,
+    createdAt: new Date(m.createdAtMs).toISOString(),
+    bytes: e.bytes,
+    files: m.removed.length,
+    summary: m.summary,
+  };
+}

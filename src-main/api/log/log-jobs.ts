@@ -1,0 +1,251 @@
+/**
+ * The explorer's long reads, run as jobs (progress, cancel): counting records (per segment too),
+ * finding every hole with its cause (plus a per-bucket summary for the hole map), verifying a
+ * partition, and searching keys, values and headers for a text.
+ *
+ * Each wraps an engine scanner (`countRecords`, `scanHoles`, `verifyPartition`, `walkLog`) and
+ * reports its progress in bytes of `.log` walked; cancelling aborts the scanner, which stops within
+ * a few tens of milliseconds. Memory stays bounded: holes beyond `limit` are only counted (totals and
+ * buckets stay exact), findings beyond `limit` likewise, and a search keeps at most `limit` matches.
+ */
+import { KlxError } from '../../engine/errors.ts';
+import { Pacer, countRecords, recordsOf, walkLog } from '../../engine/log/fetch.ts';
+import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
+import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
+import { verifyPartition } from '../../engine/log/verify.ts';
+import type { JobResult, ParsedReq } from '../../../src-shared/contract.ts';
+import type { HoleBucket, HoleRow } from '../../../src-shared/log-types.ts';
+import { rangeView, type LogCache } from '../core/log-cache.ts';
+import { worstFirst } from './log-summary.ts';
+import { findingOf, holeRowOf, n, preview, s, sn } from './log-wire.ts';
+import type { JobContext } from '../core/types.ts';
+
+/** `log.countRecords`: counts of the whole partition and of each segment (header-only walk). */
+export async function countJob(log: PartitionLog, job: JobContext, cache: LogCache): Promise<JobResult<'log.countRecords'>> {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const total = log.logSize;
+  let before = 0;
+  const segments: JobResult<'log.countRecords'>['segments'] = [];
+  const sum = { records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0 };
+  job.progress({ phase: 'counting records', done: 0, total, bytes: 0 });
+  for (let i = 0; i < log.segments.length; i++) {
+    const seg = log.segments[i]!;
+    const active = i === log.segments.length - 1;
+    const segEnd = active ? logEnd : seg.nextOffset();
+    const segStart = seg.baseOffset > logStart ? seg.baseOffset : logStart;
+    const row = { baseOffset: s(seg.baseOffset), records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0 };
+    if (segEnd > segStart) {
+      // One segment at a time: the engine's counter over a view holding only this segment.
+      const view = rangeView(log, segStart, segEnd, [seg]);
+      const c = await countRecords(view, {
+        signal: job.signal,
+        onProgress: (p) => job.progress({ phase: 'counting records', done: Math.min(total, before + p.done), total, bytes: before + p.bytes }),
+      });
+      Object.assign(row, { records: c.records, controlRecords: c.controlRecords, batches: c.batches, emptyBatches: c.emptyBatches, bytes: c.bytes });
+      for (const k of ['records', 'controlRecords', 'batches', 'emptyBatches', 'bytes'] as const) sum[k] += c[k];
+    }
+    before += Math.max(0, seg.size);
+    segments.push(row);
+    job.progress({ phase: 'counting records', done: Math.min(total, before), total, bytes: before });
+  }
+  cache.setCounts(log, { records: sum.records, controlRecords: sum.controlRecords, batches: sum.batches, emptyBatches: sum.emptyBatches });
+  return { ...sum, offsetSpan: s(logEnd - logStart), logStartOffset: s(logStart), logEndOffset: s(logEnd), segments };
+}
+
+/** Splits [base, end) into at most `wanted` buckets of near-equal offset width. */
+class Buckets {
+  readonly bounds: bigint[];
+  readonly absent: Map<string, number>[];
+
+  constructor(readonly base: bigint, readonly end: bigint, wanted: number) {
+    const span = end > base ? end - base : 0n;
+    const count = span === 0n ? 0 : Number(span < BigInt(wanted) ? span : BigInt(wanted));
+    this.bounds = [];
+    for (let i = 0; i <= count; i++) this.bounds.push(base + (span * BigInt(i)) / BigInt(Math.max(1, count)));
+    this.absent = Array.from({ length: count }, () => new Map());
+  }
+
+  /** Index of the bucket holding `offset` (clamped). */
+  private indexOf(offset: bigint): number {
+    let lo = 0;
+    let hi = this.absent.length - 1;
+    let found = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.bounds[mid]! <= offset) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  /** Adds the absent offsets [from, to] of `cause`, clipped to the buckets' range. */
+  add(from: bigint, to: bigint, cause: string): void {
+    if (this.absent.length === 0) return;
+    const lo = from > this.base ? from : this.base;
+    const hi = to < this.end - 1n ? to : this.end - 1n;
+    if (hi < lo) return;
+    for (let i = this.indexOf(lo); i < this.absent.length; i++) {
+      const bFrom = this.bounds[i]!;
+      const bTo = this.bounds[i + 1]! - 1n;
+      if (bFrom > hi) break;
+      const a = lo > bFrom ? lo : bFrom;
+      const b = hi < bTo ? hi : bTo;
+      if (b >= a) {
+        const m = this.absent[i]!;
+        m.set(cause, (m.get(cause) ?? 0) + Number(b - a + 1n));
+      }
+    }
+  }
+
+  rows(): HoleBucket[] {
+    return this.absent.map((m, i) => ({ from: s(this.bounds[i]!), to: s(this.bounds[i + 1]!), absent: Object.fromEntries(m) }));
+  }
+}
+
+/** `log.holes`: every hole (the first `limit` listed), totals per cause, and the hole map's buckets. */
+export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, job: JobContext): Promise<JobResult<'log.holes'>> {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const firstBase = log.segments[0]?.baseOffset ?? logStart;
+  const base = firstBase < logStart ? firstBase : logStart;
+  const buckets = new Buckets(base, logEnd, req.buckets);
+  const totals = new Map(HOLE_CAUSES.map((c) => [c, { ranges: 0, offsets: 0n }]));
+  const holes: HoleRow[] = [];
+  let truncated = false;
+  let missing = 0n;
+  job.progress({ phase: 'finding holes', done: 0, total: log.logSize, bytes: 0 });
+  for await (const h of scanHoles(log, { signal: job.signal, onProgress: (p) => job.progress({ phase: 'finding holes', done: Math.min(p.done, log.logSize), total: log.logSize, bytes: p.bytes }) })) {
+    const t = totals.get(h.cause)!;
+    t.ranges++;
+    t.offsets += h.count;
+    if (h.count > 0n) {
+      buckets.add(h.from, h.to, h.cause);
+      const lo = h.from > logStart ? h.from : logStart;
+      const hi = h.to < logEnd - 1n ? h.to : logEnd - 1n;
+      if (hi >= lo) missing += hi - lo + 1n;
+    }
+    if (holes.length < req.limit) holes.push(holeRowOf(h));
+    else truncated = true;
+  }
+  return {
+    holes,
+    truncated,
+    totals: [...totals].filter(([, t]) => t.ranges > 0).map(([cause, t]) => ({ cause, ranges: t.ranges, offsets: s(t.offsets) })),
+    missingOffsets: s(missing),
+    offsetSpan: s(logEnd - logStart),
+    logStartOffset: s(logStart),
+    logEndOffset: s(logEnd),
+    firstSegmentBaseOffset: sn(log.segments[0]?.baseOffset),
+    cleanerCheckpoint: sn(log.cleanerCheckpoint),
+    highWatermark: sn(log.highWatermark),
+    segments: log.segments.map((seg, i) => ({ baseOffset: s(seg.baseOffset), nextOffset: s(i === log.segments.length - 1 ? logEnd : seg.nextOffset()) })),
+    buckets: buckets.rows(),
+  };
+}
+
+/** `log.verify`: the verifier's findings (worst first, the first `limit`), counts and totals; remembered for the health badge. */
+export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>, job: JobContext, cache: LogCache): Promise<JobResult<'log.verify'>> {
+  const total = log.logSize;
+  job.progress({ phase: 'verifying', done: 0, total, bytes: 0 });
+  const report = await verifyPartition(log, {
+    deep: req.deep,
+    signal: job.signal,
+    onProgress: (p) => job.progress({ phase: 'verifying', done: Math.min(total, p.bytesDone), total, bytes: p.bytesDone }),
+  });
+  const sorted = worstFirst(report.findings.map(findingOf));
+  cache.setVerify(log, {
+    endedAt: new Date().toISOString(),
+    crcErrors: report.findings.filter((f) => f.code === 'crc-mismatch').length,
+    errors: report.counts.error,
+    warnings: report.counts.warning,
+    infos: report.counts.info,
+    findings: sorted.slice(0, 200),
+  });
+  return {
+    findings: sorted.slice(0, req.limit),
+    truncated: sorted.length > req.limit,
+    counts: { ...report.counts },
+    stats: { ...report.stats },
+    logStartOffset: s(report.logStartOffset),
+    logEndOffset: s(report.logEndOffset),
+  };
+}
+
+/** Folds ASCII letters to lower case (so a search ignores case without touching other UTF-8 bytes). */
+function foldAscii(b: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(b.byteLength);
+  for (let i = 0; i < b.byteLength; i++) {
+    const c = b[i]!;
+    out[i] = c >= 65 && c <= 90 ? c + 32 : c;
+  }
+  return out;
+}
+
+/**
+ * `log.search`: the first `limit` data records at or after `fromOffset` (default logStartOffset)
+ * whose key, value or a header (key or value) contains `text` (UTF-8 bytes; ASCII case folded with
+ * `ignoreCase`). Control records are not data and are skipped; aborted data is found and flagged.
+ * @throws KlxError `offset-out-of-range` for a start outside [logStartOffset, logEndOffset], `cancelled`.
+ */
+export async function searchJob(log: PartitionLog, req: ParsedReq<'log.search'>, job: JobContext): Promise<JobResult<'log.search'>> {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const from = req.fromOffset !== undefined ? BigInt(req.fromOffset) : logStart;
+  if (from < logStart || from > logEnd) {
+    throw new KlxError('offset-out-of-range', `search start ${from} is outside [${logStart}, ${logEnd}] of ${log.topic}-${log.partition}`, { file: log.dir });
+  }
+  const needle = Buffer.from(req.ignoreCase ? req.text.toLowerCase() : req.text, 'utf8');
+  const where = new Set(req.in);
+  const has = (b: Uint8Array | null): boolean => {
+    if (b === null || b.byteLength < needle.length) return false;
+    const hay = req.ignoreCase ? foldAscii(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    return hay.indexOf(needle) >= 0;
+  };
+  const total = log.logSize;
+  let walked = 0;
+  const pacer = new Pacer({ signal: job.signal, phase: 'searching', total, onProgress: (p) => job.progress({ phase: 'searching', done: Math.min(total, p.done), total, bytes: p.bytes }) });
+  const aborted = abortedTxnsFromIndexes(log).abortedTransactions;
+  let filter: AbortedTransactionFilter | null = null;
+  const matches: JobResult<'log.search'>['matches'] = [];
+  let scannedRecords = 0;
+  let nextOffset: bigint | null = null;
+  job.progress({ phase: 'searching', done: 0, total, bytes: 0 });
+  outer: for (const e of walkLog(log, { fromOffset: from })) {
+    if (e.type !== 'batch') continue;
+    const h = e.header;
+    walked += h.size;
+    await pacer.step(h.size);
+    if (h.lastOffset < from) continue;
+    if (h.baseOffset >= logEnd) break;
+    let records;
+    try {
+      records = recordsOf(e);
+    } catch {
+      continue; // undecodable batch: reported by the records table and verify, not a search hit
+    }
+    if (aborted.length > 0 && filter === null) filter = new AbortedTransactionFilter(aborted, h.baseOffset);
+    const isAborted = filter !== null && filter.isAborted(h, h.isControl && isAbortMarker(h, records));
+    if (h.isControl) continue;
+    for (const r of records) {
+      if (r.offset < from || r.offset < logStart || r.offset >= logEnd) continue;
+      if (matches.length >= req.limit) {
+        nextOffset = r.offset;
+        break outer;
+      }
+      scannedRecords++;
+      const hit: ('key' | 'value' | 'header')[] = [];
+      if (where.has('key') && has(r.key)) hit.push('key');
+      if (where.has('value') && has(r.value)) hit.push('value');
+      if (where.has('header') && r.headers.some((x) => has(Buffer.from(x.key, 'utf8')) || has(x.value))) hit.push('header');
+      if (hit.length > 0) {
+        matches.push({ offset: s(r.offset), timestamp: s(r.timestamp), in: hit, key: preview(r.key, req.previewBytes), value: preview(r.value, req.previewBytes), segmentBaseOffset: s(e.segment.baseOffset), aborted: isAborted });
+      }
+    }
+  }
+  pacer.finish();
+  return { matches, scannedRecords, scannedBytes: n(walked), complete: nextOffset === null, nextOffset: sn(nextOffset) };
+}
