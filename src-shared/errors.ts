@@ -19,6 +19,10 @@ export const ERROR_CODES = [
   'batch-length-out-of-range',
   /** A batch whose framing is fine but whose content cannot be decoded (bad varint, record overrun, codec failure). */
   'corrupt-batch',
+  /** Compressed records that would inflate past what Kafka allows (recordsCount × max.message.bytes, and an absolute ceiling); details name the claimed and allowed sizes. */
+  'decompression-limit',
+  /** An offset past the int64 range (baseOffset + lastOffsetDelta, or logEndOffset, above 2^63 − 1). */
+  'offset-overflow',
   /** A CRC that does not match; on read this is reported on the batch (`crcValid: false`), only thrown where a valid batch is required. */
   'crc-mismatch',
   /** An index or time-index file that fails its sanity check. */

@@ -28,11 +28,11 @@
  * writing a new length and timestamp delta in front of its unchanged bytes.
  */
 import { KlxError } from '../errors.ts';
-import { compress, compressionId, decompress } from '../format/compression.ts';
+import { compress, compressionId } from '../format/compression.ts';
 import { crc32c } from '../format/crc.ts';
 import { encodeLegacy } from '../format/legacy.ts';
 import type { BatchEntry } from '../format/log-reader.ts';
-import { decodeV2Records, encodeBatch } from '../format/record-batch.ts';
+import { decodeV2Records, encodeBatch, inflateRecordsArea } from '../format/record-batch.ts';
 import { ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, V2_HEADER_SIZE, type BatchHeader, type KafkaRecord } from '../format/types.ts';
 import { OffsetRangeList, type RemovalReason } from './cleaner-plan.ts';
 import type { CleanerRules } from './cleaner-rules.ts';
@@ -88,6 +88,8 @@ export interface FilterContext {
   /** Kafka's legacy (v0/v1) tombstone rule for the source segment. */
   retainLegacyDeletes: boolean;
   stats: SegmentStats;
+  /** The topic's `max.message.bytes`, which bounds decompression (default Kafka's 1048588). */
+  maxMessageBytes?: number;
 }
 
 /** One output batch and what the index of the cleaned segment needs from it. */
@@ -267,13 +269,7 @@ function filterV2Data(entry: BatchEntry, discard: boolean, retention: Retention,
   const h = entry.header;
   const st = ctx.stats;
   const count = h.recordCount;
-  if (count < 0) throw new KlxError('corrupt-batch', `negative recordsCount ${count} in the batch at baseOffset ${h.baseOffset}`, { position: h.position });
-  let data: Buffer;
-  try {
-    data = h.compression === 'none' ? entry.bytes.subarray(V2_HEADER_SIZE, h.size) : decompress(h.compression, entry.bytes.subarray(V2_HEADER_SIZE, h.size), 2);
-  } catch (err) {
-    throw new KlxError('corrupt-batch', `batch at baseOffset ${h.baseOffset}: ${(err as KlxError).reason ?? (err as Error).message}`, { position: h.position, cause: err });
-  }
+  const data = inflateRecordsArea(h, entry.bytes, ctx.maxMessageBytes);
   ensureScratch(count);
   const base = safeNumber(h.baseOffset, 'offset');
   const map = ctx.map;

@@ -16,8 +16,7 @@
  * issue text's "keys in the active segment count" does not match Kafka's `buildOffsetMap`.
  */
 import { KlxError } from '../errors.ts';
-import { decompress } from '../format/compression.ts';
-import { decodeV2Records } from '../format/record-batch.ts';
+import { decodeV2Records, inflateRecordsArea } from '../format/record-batch.ts';
 import { V2_HEADER_SIZE } from '../format/types.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
 import { segmentsInRange } from './cleanable-range.ts';
@@ -97,7 +96,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
           result.recordsRead++;
         } else if (!txn.onBatchRead({ producerId: h.producerId, isTransactional: h.isTransactional, lastOffset: h.lastOffset })) {
           if (h.magic === 2) {
-            const data = h.compression === 'none' ? entry.bytes.subarray(V2_HEADER_SIZE, h.size) : decompress(h.compression, entry.bytes.subarray(V2_HEADER_SIZE, h.size), 2);
+            const data = inflateRecordsArea(h, entry.bytes);
             const base = Number(h.baseOffset);
             // Hash the batch's keys first, touch their slots (so the cache misses overlap), then put.
             ensureScratch(h.recordCount);

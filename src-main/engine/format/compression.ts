@@ -40,31 +40,196 @@ function toBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
+/** Kafka's default `max.message.bytes` (1048588 bytes: 1 MiB + the 12-byte log overhead). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1048588;
+
 /**
- * Decompresses a records area (or a legacy wrapper value).
- * @param magic the format version, for the LZ4 header-checksum rule of §6.4.
- * @returns the concatenated uncompressed bytes.
- * @throws KlxError `corrupt-batch` when the compressed stream is invalid.
+ * Absolute ceiling on the uncompressed size of one records area (256 MiB), whatever its
+ * recordsCount claims. Kafka has no such ceiling, but a producer's record can be no larger than
+ * `max.request.size`/`buffer.memory` (1 MiB / 32 MiB by default), so a real batch stays far below.
  */
-export function decompress(codec: Compression, data: Uint8Array, magic: number): Buffer {
+export const DECOMPRESSION_CEILING = 256 * 1024 * 1024;
+
+/**
+ * The most bytes the records area of a batch may inflate to: `recordsCount` × the largest record
+ * the topic's `max.message.bytes` permits (Kafka's `LogValidator` refuses a larger record), at
+ * least one record's worth, and never more than `ceiling`.
+ * @param recordCount the batch's recordsCount (negative or unknown: treated as 1).
+ * @param maxMessageBytes the topic's `max.message.bytes` (bytes; default 1048588).
+ * @param ceiling absolute ceiling in bytes (default {@link DECOMPRESSION_CEILING}).
+ * @returns bytes.
+ */
+export function decompressionLimit(recordCount: number, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES, ceiling: number = DECOMPRESSION_CEILING): number {
+  const n = Number.isFinite(recordCount) && recordCount > 1 ? recordCount : 1;
+  return Math.min(ceiling, n * Math.max(1, maxMessageBytes));
+}
+
+/** The `decompression-limit` error: names the codec and the claimed and allowed sizes (bytes). */
+function limitError(codec: Compression, claimed: number | null, allowed: number): KlxError {
+  const what = claimed === null ? `more than ${allowed} bytes` : `${claimed} bytes`;
+  return new KlxError('decompression-limit', `${codec} data would inflate to ${what}, above the ${allowed} bytes allowed (recordsCount × max.message.bytes, at most ${DECOMPRESSION_CEILING} bytes)`, {
+    details: { codec, claimedBytes: claimed, allowedBytes: allowed },
+  });
+}
+
+/**
+ * Decompresses a records area (or a legacy wrapper value), never producing more than `allowed`
+ * bytes: the size the stream claims (gzip ISIZE, snappy preambles, the LZ4 and zstd frame and block
+ * headers) is checked before anything is inflated, and gzip is also stopped as soon as its output
+ * passes the limit, so memory stays within `allowed` whatever the input.
+ * @param magic the format version, for the LZ4 header-checksum rule of §6.4.
+ * @param allowed most output bytes (default {@link DECOMPRESSION_CEILING}; see {@link decompressionLimit}).
+ * @returns the concatenated uncompressed bytes.
+ * @throws KlxError `decompression-limit` (details: codec, claimedBytes, allowedBytes) when the
+ *   output would pass `allowed`; `corrupt-batch` when the compressed stream is invalid. Neither has
+ *   a file or position: the caller adds them.
+ */
+export function decompress(codec: Compression, data: Uint8Array, magic: number, allowed: number = DECOMPRESSION_CEILING): Buffer {
   const buf = toBuffer(data);
   try {
     switch (codec) {
       case 'none':
         return buf;
-      case 'gzip':
-        return gunzipSync(buf, { chunkSize: gunzipChunkSize(buf) });
-      case 'snappy':
-        return decompressSnappy(buf);
-      case 'lz4':
+      case 'gzip': {
+        // The ISIZE trailer may be damaged, so it is only named, not trusted: zlib stops as soon
+        // as the output passes the limit.
+        try {
+          return gunzipSync(buf, { chunkSize: Math.min(gunzipChunkSize(buf), allowed + 1), maxOutputLength: Math.max(1, allowed) });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE') throw err;
+          const isize = buf.length >= 18 ? buf.readUInt32LE(buf.length - 4) : 0;
+          throw limitError(codec, isize > allowed ? isize : null, allowed);
+        }
+      }
+      case 'snappy': {
+        return decompressSnappy(buf, allowed);
+      }
+      case 'lz4': {
+        const bound = lz4OutputBound(buf);
+        if (bound > allowed) throw limitError(codec, bound, allowed);
         return lz4DecompressFrame(withFixedLz4HeaderChecksum(buf, magic));
-      case 'zstd':
+      }
+      case 'zstd': {
+        const bound = zstdOutputBound(buf);
+        if (bound > allowed) throw limitError(codec, bound, allowed);
         return zstdDecompress(buf);
+      }
     }
   } catch (err) {
     if (err instanceof KlxError) throw err;
     throw new KlxError('corrupt-batch', `${codec} data cannot be decompressed: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * Upper bound of what an LZ4 frame (or concatenated frames) inflates to, from its headers only:
+ * the content size when the frame declares it, else the number of blocks × the block maximum size
+ * of its BD byte (an uncompressed block: its own size). Damaged framing ends the walk (the
+ * decompressor then reports the damage).
+ */
+export function lz4OutputBound(buf: Buffer): number {
+  let total = 0;
+  let p = 0;
+  while (p + 4 <= buf.length) {
+    const magic = buf.readUInt32LE(p);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (p + 8 > buf.length) break;
+      p += 8 + buf.readUInt32LE(p + 4);
+      continue;
+    }
+    if (magic !== LZ4_MAGIC || p + 7 > buf.length) break;
+    const flg = buf[p + 4]!;
+    const bd = buf[p + 5]!;
+    const blockMax = 1 << (8 + 2 * ((bd >> 4) & 0x07));
+    const blockChecksum = (flg & 0x10) !== 0;
+    const contentChecksum = (flg & 0x04) !== 0;
+    let q = p + 6;
+    let declared = -1;
+    if ((flg & 0x08) !== 0) {
+      if (q + 8 > buf.length) break;
+      declared = Number(buf.readBigUInt64LE(q));
+      q += 8;
+    }
+    if ((flg & 0x01) !== 0) q += 4;
+    q += 1; // header checksum
+    let frame = 0;
+    for (;;) {
+      if (q + 4 > buf.length) return total + Math.max(frame, declared);
+      const word = buf.readUInt32LE(q);
+      q += 4;
+      if (word === 0) break;
+      const size = word & 0x7fffffff;
+      frame += (word & 0x80000000) !== 0 ? size : blockMax;
+      q += size + (blockChecksum ? 4 : 0);
+    }
+    if (contentChecksum) q += 4;
+    total += Math.max(frame, declared);
+    p = q;
+  }
+  return total;
+}
+
+const ZSTD_MAGIC = 0xfd2fb528;
+/** Largest output of one compressed zstd block (RFC 8878 §3.1.1.2.3: min(Window_Size, 128 KiB)). */
+const ZSTD_BLOCK_MAX = 128 * 1024;
+
+/**
+ * Upper bound of what a zstd stream (frames and skippable frames) inflates to, from its headers
+ * only (RFC 8878): the larger of the declared Frame_Content_Size and the sum over blocks of their
+ * regenerated size (raw and RLE blocks: their Block_Size; compressed blocks: 128 KiB). Damaged
+ * framing ends the walk (the decompressor then reports the damage).
+ */
+export function zstdOutputBound(buf: Buffer): number {
+  let total = 0;
+  let p = 0;
+  while (p + 4 <= buf.length) {
+    const magic = buf.readUInt32LE(p);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (p + 8 > buf.length) break;
+      p += 8 + buf.readUInt32LE(p + 4);
+      continue;
+    }
+    if (magic !== ZSTD_MAGIC || p + 5 > buf.length) break;
+    const fhd = buf[p + 4]!;
+    const fcsFlag = fhd >> 6;
+    const single = (fhd & 0x20) !== 0;
+    const checksum = (fhd & 0x04) !== 0;
+    const dictFlag = fhd & 0x03;
+    let q = p + 5 + (single ? 0 : 1) + [0, 1, 2, 4][dictFlag]!;
+    const fcsBytes = fcsFlag === 0 ? (single ? 1 : 0) : 1 << fcsFlag;
+    let declared = -1;
+    if (fcsBytes > 0) {
+      if (q + fcsBytes > buf.length) break;
+      declared = fcsBytes === 1 ? buf[q]! : fcsBytes === 2 ? buf.readUInt16LE(q) + 256 : fcsBytes === 4 ? buf.readUInt32LE(q) : Number(buf.readBigUInt64LE(q));
+      q += fcsBytes;
+    }
+    let frame = 0;
+    for (;;) {
+      if (q + 3 > buf.length) return total + Math.max(frame, declared);
+      const h = buf[q]! | (buf[q + 1]! << 8) | (buf[q + 2]! << 16);
+      q += 3;
+      const last = (h & 1) !== 0;
+      const type = (h >> 1) & 3;
+      const size = h >>> 3;
+      if (type === 0) {
+        frame += size;
+        q += size;
+      } else if (type === 1) {
+        frame += size;
+        q += 1;
+      } else if (type === 2) {
+        frame += ZSTD_BLOCK_MAX;
+        q += size;
+      } else {
+        return total + Math.max(frame, declared);
+      }
+      if (last) break;
+    }
+    if (checksum) q += 4;
+    total += Math.max(frame, declared);
+    p = q;
+  }
+  return total;
 }
 
 /** Largest deflate expansion: 1032 output bytes per input byte (RFC 1951 maximal-length runs). */
@@ -104,8 +269,10 @@ export function compress(codec: Compression, data: Uint8Array): Buffer {
 }
 
 /** xerial framing if the magic is present, else one raw snappy block (spec §6.3). */
-function decompressSnappy(buf: Buffer): Buffer {
+function decompressSnappy(buf: Buffer, allowed: number): Buffer {
   if (buf.length < XERIAL_HEADER_SIZE || !buf.subarray(0, 8).equals(XERIAL_MAGIC)) {
+    const claimed = snappyPreamble(buf, 0, buf.length);
+    if (claimed > allowed) throw limitError('snappy', claimed, allowed);
     return snappyUncompress(buf) as Buffer;
   }
   const version = buf.readInt32BE(8);
@@ -118,12 +285,25 @@ function decompressSnappy(buf: Buffer): Buffer {
     const len = buf.readInt32BE(pos);
     pos += 4;
     if (len < 0 || pos + len > buf.length) throw new KlxError('corrupt-batch', `xerial snappy block of ${len} bytes runs past the end of the stream`);
+    const claimed = total + snappyPreamble(buf, pos, pos + len);
+    if (claimed > allowed) throw limitError('snappy', claimed, allowed);
     const part = snappyUncompress(buf.subarray(pos, pos + len)) as Buffer;
     parts.push(part);
     total += part.length;
     pos += len;
   }
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+}
+
+/** The uncompressed length a raw snappy block declares (its leading varint, ≤ 2^32 − 1); 0 when unreadable. */
+function snappyPreamble(buf: Buffer, from: number, to: number): number {
+  let value = 0;
+  for (let i = 0, mul = 1; i < 5 && from + i < to; i++, mul *= 128) {
+    const b = buf[from + i]!;
+    value += (b & 0x7f) * mul;
+    if ((b & 0x80) === 0) return value;
+  }
+  return 0;
 }
 
 function compressXerialSnappy(buf: Buffer): Buffer {

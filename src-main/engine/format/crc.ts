@@ -18,3 +18,13 @@ export function crc32c(bytes: Uint8Array): number {
 export function crc32ieee(bytes: Uint8Array): number {
   return crc32(bytes as Buffer) >>> 0;
 }
+
+/** CRC-32C continued over `bytes` from a previous value (0 to start), as a uint32. */
+export function crc32cUpdate(bytes: Uint8Array, previous: number): number {
+  return nativeCrc32c(bytes as Buffer, previous) >>> 0;
+}
+
+/** CRC-32 (IEEE) continued over `bytes` from a previous value (0 to start), as a uint32. */
+export function crc32ieeeUpdate(bytes: Uint8Array, previous: number): number {
+  return crc32(bytes as Buffer, previous) >>> 0;
+}

@@ -17,7 +17,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
-import { crc32c, crc32ieee } from './crc.ts';
+import { crc32cUpdate, crc32ieeeUpdate } from './crc.ts';
 import { decodeLegacyEntry } from './legacy.ts';
 import { decodeV2Header, decodeV2Records } from './record-batch.ts';
 import { HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, V0_MIN_MESSAGE_SIZE, V1_MIN_MESSAGE_SIZE, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, type BatchHeader, type KafkaRecord } from './types.ts';
@@ -54,6 +54,8 @@ export type LogEntry = BatchEntry | DamageEntry;
 /** Random access to the bytes of a log (a file descriptor or an in-memory buffer). */
 export interface ByteSource {
   readonly size: number;
+  /** The file the bytes come from, named in errors (none for bytes in memory). */
+  readonly path?: string;
   /** Returns up to `length` bytes starting at `position` (fewer at the end of the source). */
   read(position: number, length: number): Buffer;
 }
@@ -71,6 +73,12 @@ export interface ScanOptions {
   chunkSize?: number;
   /** Look for valid batches after damage (default true). */
   resync?: boolean;
+  /** The topic's `max.message.bytes` (deep pass: bounds decompression; default 1048588). */
+  maxMessageBytes?: number;
+  /** Largest entry loaded (default {@link MAX_ENTRY_BYTES}); a longer length field is damage. */
+  maxEntryBytes?: number;
+  /** The file named in errors (default: the source's path). */
+  file?: string;
 }
 
 /** A {@link ByteSource} over an open file. */
@@ -111,19 +119,51 @@ export class BufferSource implements ByteSource {
   }
 }
 
+/**
+ * Largest entry the reader loads into memory (256 MiB). Kafka bounds a batch by the topic's
+ * `max.message.bytes` (1 MiB by default); a length field above this is treated as damage (the
+ * bytes are not read), so that a hostile length never allocates gigabytes.
+ */
+export const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Work bound of a resync (looking for the next valid batch after damage), in bytes checksummed:
+ * {@link RESYNC_FREE_WORK} plus {@link RESYNC_WORK_PER_BYTE} per byte of the damaged region
+ * scanned so far, counted apart for headers claiming more than 1048588 bytes. A plausible header
+ * whose CRC check would pass that bound is not checked (it is counted, and the damage entry says
+ * so); so a resync costs time linear in the region's size.
+ */
+export const RESYNC_FREE_WORK = 64 * 1024 * 1024;
+export const RESYNC_WORK_PER_BYTE = 16;
+/** Skipped headers remembered per resync for the walk back along the chain (16 bytes each). */
+const RESYNC_REMEMBERED = 4 * 1024 * 1024;
+/** Entries above this size (Kafka's default max.message.bytes) are checked from a budget of their own. */
+const RESYNC_LARGE_ENTRY = 1048588;
+
 /** Why the entry at `pos` cannot be a batch, or null if its framing is plausible. */
-function framingProblem(size: number, magic: number, remaining: number): { code: ErrorCode; reason: string } | null {
+function framingProblem(size: number, magic: number, remaining: number, maxEntry: number): { code: ErrorCode; reason: string } | null {
   if (magic !== 0 && magic !== 1 && magic !== 2) return { code: 'unknown-magic', reason: `unknown magic byte ${magic}` };
   const min = magic === 2 ? V2_MIN_BATCH_LENGTH : magic === 1 ? V1_MIN_MESSAGE_SIZE : V0_MIN_MESSAGE_SIZE;
   if (size < min) return { code: 'batch-length-out-of-range', reason: `batch length ${size} is below the minimum ${min} for magic ${magic}` };
   if (size > remaining - LOG_OVERHEAD) {
     return { code: 'truncated-batch', reason: `the batch size (length field + 12-byte header, so ${size + LOG_OVERHEAD}) exceeds the ${remaining} bytes left in the file` };
   }
+  if (size + LOG_OVERHEAD > maxEntry) {
+    return { code: 'batch-length-out-of-range', reason: `batch length ${size} is above the ${maxEntry} bytes this reader loads (Kafka's max.message.bytes is 1048588 by default)` };
+  }
   return null;
 }
 
+/** Zero bytes compared against in one go when measuring a zero run. */
+const ZEROS = Buffer.alloc(1 << 20);
+
 /**
  * Walks the entries of a log held by `source`.
+ *
+ * Work is linear in the bytes walked, whatever they hold: a run of zero bytes is measured with
+ * block compares and reported as one damage entry (`zeros: true`; Kafka's recovery stops at the
+ * first zero batch length), and a resync after damage never goes back and checksums at most
+ * {@link RESYNC_FREE_WORK} + {@link RESYNC_WORK_PER_BYTE} × the region's size.
  * @yields batches in file order, and damage entries where bytes are not batches.
  * @throws only on I/O failure of the source.
  */
@@ -133,6 +173,8 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
   const end = Math.min(opts.end ?? source.size, source.size);
   const chunk = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const resync = opts.resync ?? true;
+  const maxEntry = opts.maxEntryBytes ?? MAX_ENTRY_BYTES;
+  const file = opts.file ?? source.path;
   let win: Buffer = Buffer.alloc(0);
   let winStart = 0;
   const ensure = (pos: number, len: number): number => {
@@ -148,17 +190,18 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
   while (pos < end) {
     const remaining = end - pos;
     if (remaining < HEADER_SIZE_UP_TO_MAGIC + 1 && remaining > 0) {
-      const off = ensure(pos, remaining);
-      yield damage('invalid-tail', pos, remaining, 'truncated-batch', `${remaining} bytes are too few for a batch header`, win.subarray(off, off + remaining));
+      yield damage('invalid-tail', pos, remaining, 'truncated-batch', `${remaining} bytes are too few for a batch header`, allZero(pos, remaining));
       return;
     }
     let off = ensure(pos, V2_HEADER_SIZE);
     const size = win.readInt32BE(off + 8);
     const magic = win.readInt8(off + 16);
-    const problem = framingProblem(size, magic, remaining);
+    const problem = framingProblem(size, magic, remaining, maxEntry);
     if (problem) {
-      yield* recover(pos, problem);
-      return;
+      const next = yield* recover(pos, problem);
+      if (next < 0) return;
+      pos = next;
+      continue;
     }
     const total = size + LOG_OVERHEAD;
     off = ensure(pos, total);
@@ -171,14 +214,16 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
         if (header.crcValid === false && !nextLooksValid(pos + total)) {
           // A batch cut short in the middle of a file: its length field swallowed the start of the
           // next batch. Treat it as damage and look for the next real batch.
-          yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC and is not followed by a valid batch (cut short or overwritten)` });
-          return;
+          const next = yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC and is not followed by a valid batch (cut short or overwritten)` });
+          if (next < 0) return;
+          pos = next;
+          continue;
         }
         if (deep) {
           try {
-            entry.records = decodeV2Records(header, bytes);
+            entry.records = decodeV2Records(header, bytes, opts.maxMessageBytes);
           } catch (err) {
-            entry.error = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err), { position: pos });
+            entry.error = withFile(err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err), { position: pos }), pos);
           }
         }
       } else {
@@ -187,8 +232,16 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
       }
     } catch (err) {
       if (!(err instanceof KlxError)) throw err;
-      // Framing is sound but the header or legacy message cannot be decoded: skip exactly this entry.
-      yield damage('corrupt-region', pos, total, err.code, err.reason, bytes);
+      if (magic !== 2 && crc32Range(pos + 16, pos + total) !== win.readUInt32BE(ensure(pos, HEADER_SIZE_UP_TO_MAGIC) + 12)) {
+        // Not a message at all (its CRC fails too): its length cannot be trusted, so look for the
+        // next valid entry instead of skipping what the length claims.
+        const next = yield* recover(pos, { code: err.code, reason: `${err.reason}, and its CRC does not match` });
+        if (next < 0) return;
+        pos = next;
+        continue;
+      }
+      // Framing and CRC are sound but the header or legacy message cannot be decoded: skip exactly this entry.
+      yield damage('corrupt-region', pos, total, err.code, err.reason, allZero(pos, total));
       pos += total;
       continue;
     }
@@ -196,47 +249,181 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
     pos += total;
   }
 
+  /** `err` with this file and (if it has none) `position`. */
+  function withFile(err: KlxError, position: number): KlxError {
+    if (file === undefined || err.file !== undefined) return err.position === undefined ? new KlxError(err.code, err.reason, { file: err.file, position, details: err.details, cause: err }) : err;
+    return new KlxError(err.code, err.reason, { file, position: err.position ?? position, details: err.details, cause: err });
+  }
+
   function nextLooksValid(next: number): boolean {
     if (next >= end) return true;
     if (end - next < HEADER_SIZE_UP_TO_MAGIC + 1) return false;
     const o = ensure(next, HEADER_SIZE_UP_TO_MAGIC);
-    return framingProblem(win.readInt32BE(o + 8), win.readInt8(o + 16), end - next) === null;
+    return framingProblem(win.readInt32BE(o + 8), win.readInt8(o + 16), end - next, maxEntry) === null;
   }
 
-  function* recover(at: number, problem: { code: ErrorCode; reason: string }): Generator<LogEntry> {
-    const next = resync ? findNextValidEntry(at + 1) : -1;
-    if (next < 0) {
+  /**
+   * Reports the damage that starts at `at` and returns where reading resumes (−1: the damage runs
+   * to the end). Never recursive, never goes back before `at`.
+   */
+  function* recover(at: number, problem: { code: ErrorCode; reason: string }): Generator<LogEntry, number> {
+    const zeroEnd = zeroRunEnd(at);
+    if (zeroEnd >= end) {
+      // A preallocated or crashed tail: one entry, measured by block compares.
       const len = end - at;
-      yield damage('invalid-tail', at, len, problem.code, `${len} invalid bytes at the end of the file: ${problem.reason}`, len <= 64 * 1024 * 1024 ? source.read(at, len) : null);
-      return;
+      yield damage('invalid-tail', at, len, problem.code, `${len} invalid bytes at the end of the file: ${problem.reason}`, true);
+      return -1;
     }
-    yield damage('corrupt-region', at, next - at, problem.code, `${next - at} bytes from position ${at} are not a valid batch (${problem.reason}); reading resumed at position ${next}`, source.read(at, next - at));
-    yield* scanEntries(source, { ...opts, start: next, end });
+    // A batch after a zero run starts at most 11 bytes before its first non-zero byte (its length field is not zero).
+    const from = Math.max(at + 1, zeroEnd - 11);
+    const found = resync ? findNextValidEntry(from) : { next: -1, skipped: 0, work: 0 };
+    const unchecked = found.skipped > 0 ? `; ${found.skipped} plausible batch headers in it were not checked because the resync work bound (${found.work} bytes checksummed) was reached` : '';
+    if (found.next < 0) {
+      const len = end - at;
+      yield damage('invalid-tail', at, len, problem.code, `${len} invalid bytes at the end of the file: ${problem.reason}${unchecked}`, allZero(at, len));
+      return -1;
+    }
+    const next = found.next;
+    yield damage('corrupt-region', at, next - at, problem.code, `${next - at} bytes from position ${at} are not a valid batch (${problem.reason}); reading resumed at position ${next}${unchecked}`, allZero(at, next - at));
+    return next;
   }
 
-  /** First position ≥ from where an entry with plausible framing and a valid CRC starts, or −1. */
-  function findNextValidEntry(from: number): number {
-    for (let p = from; p + V2_HEADER_SIZE <= end || p + LOG_OVERHEAD + V0_MIN_MESSAGE_SIZE <= end; p++) {
-      const o = ensure(p, Math.min(V2_HEADER_SIZE, end - p));
+  /** First position ≥ `from` whose byte is not zero (or `end`), compared a block at a time. */
+  function zeroRunEnd(from: number): number {
+    let p = from;
+    while (p < end) {
+      const n = Math.min(ZEROS.length, end - p);
+      const o = ensure(p, n);
+      const block = win.subarray(o, o + n);
+      if (block.equals(ZEROS.subarray(0, n))) {
+        p += n;
+        continue;
+      }
+      let i = 0;
+      while (block[i] === 0) i++;
+      return p + i;
+    }
+    return end;
+  }
+
+  /** True when the `len` bytes from `at` are all zero (block compares; reads at most one window at a time). */
+  function allZero(at: number, len: number): boolean {
+    return len > 0 && zeroRunEnd(at) >= Math.min(end, at + len);
+  }
+
+  /** CRC-32C of [from, to), read a window at a time (no allocation of the whole range). */
+  function crc32cRange(from: number, to: number): number {
+    let crc = 0;
+    for (let p = from; p < to; ) {
+      const n = Math.min(chunk, to - p);
+      const o = ensure(p, n);
+      crc = crc32cUpdate(win.subarray(o, o + n), crc);
+      p += n;
+    }
+    return crc >>> 0;
+  }
+
+  /** CRC-32 (IEEE) of [from, to), read a window at a time. */
+  function crc32Range(from: number, to: number): number {
+    let crc = 0;
+    for (let p = from; p < to; ) {
+      const n = Math.min(chunk, to - p);
+      const o = ensure(p, n);
+      crc = crc32ieeeUpdate(win.subarray(o, o + n), crc);
+      p += n;
+    }
+    return crc >>> 0;
+  }
+
+  /** CRC check of the entry at `p` (framing already found plausible). */
+  function crcMatches(p: number, total: number): boolean {
+    const o = ensure(p, HEADER_SIZE_UP_TO_MAGIC + 4);
+    const magic = win[o + 16]!;
+    const stored = win.readUInt32BE(o + (magic === 2 ? 17 : 12));
+    return magic === 2 ? crc32cRange(p + 21, p + total) === stored : crc32Range(p + 16, p + total) === stored;
+  }
+
+  /**
+   * First position ≥ from where an entry with plausible framing and a valid CRC starts (−1: none),
+   * the plausible headers not checked because of the work bound, and the bytes checksummed.
+   * Positions are visited once, in order; runs of zero bytes are skipped by block compares.
+   *
+   * Headers skipped for the work bound are remembered (position and size), and once a valid entry
+   * (or the end of the file) is found, those whose size ends exactly there are checked, latest
+   * first, walking back along the chain: real batches end where the next one starts, so a valid
+   * batch hidden among hostile headers is still found, for one more pass over the remembered list.
+   */
+  function findNextValidEntry(from: number): { next: number; skipped: number; work: number } {
+    const work = [0, 0];
+    let skipped = 0;
+    let skipP = new Float64Array(1024);
+    let skipT = new Float64Array(1024);
+    let found = -1;
+    for (let p = from; p + LOG_OVERHEAD + V0_MIN_MESSAGE_SIZE <= end; p++) {
+      let o = ensure(p, Math.min(V2_HEADER_SIZE, end - p));
+      if (win[o] === 0 && win[o + 8] === 0 && win[o + 9] === 0 && win[o + 10] === 0 && win[o + 11] === 0 && win[o + 16] === 0) {
+        // Inside a zero run: the next batch starts at most 11 bytes before the run's end.
+        const z = zeroRunEnd(p);
+        if (z >= end) break;
+        if (z - 11 > p) {
+          p = z - 12;
+          continue;
+        }
+        o = ensure(p, Math.min(V2_HEADER_SIZE, end - p));
+      }
       const avail = Math.min(win.length - o, end - p);
       if (avail < HEADER_SIZE_UP_TO_MAGIC + 1) continue;
       const magic = win[o + 16]!;
       if (magic > 2) continue;
       const size = win.readInt32BE(o + 8);
-      if (framingProblem(size, magic, end - p) !== null) continue;
-      if (magic === 2 && (win.readInt16BE(o + 21) & 0x07) > 4) continue;
+      if (framingProblem(size, magic, end - p, maxEntry) !== null) continue;
+      if (magic === 2 && (avail < 23 || (win.readInt16BE(o + 21) & 0x07) > 4)) continue;
       const total = size + LOG_OVERHEAD;
-      const eo = ensure(p, total);
-      const ok = magic === 2 ? crc32c(win.subarray(eo + 21, eo + total)) === win.readUInt32BE(eo + 17) : crc32ieee(win.subarray(eo + 16, eo + total)) === win.readUInt32BE(eo + 12);
-      if (ok) return p;
+      // Two budgets, so that headers claiming more than Kafka's default max.message.bytes cannot
+      // use up the work a normal-sized batch needs to be found.
+      const large = total > RESYNC_LARGE_ENTRY ? 1 : 0;
+      if (work[large]! + total > RESYNC_FREE_WORK + RESYNC_WORK_PER_BYTE * (p - from)) {
+        if (skipped < RESYNC_REMEMBERED) {
+          if (skipped === skipP.length) {
+            const np = new Float64Array(skipped * 2);
+            np.set(skipP);
+            skipP = np;
+            const nt = new Float64Array(skipped * 2);
+            nt.set(skipT);
+            skipT = nt;
+          }
+          skipP[skipped] = p;
+          skipT[skipped] = total;
+        }
+        skipped++;
+        continue;
+      }
+      work[large]! += total;
+      if (crcMatches(p, total)) {
+        found = p;
+        break;
+      }
     }
-    return -1;
+    // Walk back along the chain of skipped headers that end where the found entry starts.
+    let target = found < 0 ? end : found;
+    let spent = 0;
+    const budget = RESYNC_FREE_WORK + RESYNC_WORK_PER_BYTE * (target - from);
+    for (let i = Math.min(skipped, RESYNC_REMEMBERED) - 1; i >= 0; i--) {
+      const p = skipP[i]!;
+      const total = skipT[i]!;
+      if (p + total !== target) continue;
+      if (spent + total > budget) break;
+      spent += total;
+      if (crcMatches(p, total)) {
+        target = p;
+        found = p;
+      }
+    }
+    return { next: found, skipped, work: work[0]! + work[1]! + spent };
   }
 }
 
-function damage(type: DamageEntry['type'], position: number, size: number, code: ErrorCode, reason: string, bytes: Buffer | null): DamageEntry {
-  let zeros = bytes !== null;
-  if (bytes) for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) { zeros = false; break; }
+function damage(type: DamageEntry['type'], position: number, size: number, code: ErrorCode, reason: string, zeros: boolean): DamageEntry {
   return { type, position, size, code, reason: zeros ? `${reason} (all zero bytes: a preallocated or crashed tail)` : reason, zeros };
 }
 

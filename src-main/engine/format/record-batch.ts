@@ -8,7 +8,7 @@
  * baseSequence int32 | recordsCount int32 | records (compressed as one stream when codec ≠ none).
  */
 import { KlxError } from '../errors.ts';
-import { compress, compressionForId, compressionId, decompress } from './compression.ts';
+import { compress, compressionForId, compressionId, decompress, decompressionLimit, DEFAULT_MAX_MESSAGE_BYTES } from './compression.ts';
 import { decodeControlRecord } from './control.ts';
 import { crc32c } from './crc.ts';
 import {
@@ -28,6 +28,9 @@ import {
 import { ByteWriter, readVarlong, sizeOfVarint, toBigInt } from './varint.ts';
 
 const textDecoder = new TextDecoder('utf-8');
+
+/** Smallest v2 record in bytes: length, attributes, timestampDelta, offsetDelta, key length, value length, header count (one byte each). */
+export const MIN_RECORD_SIZE = 7;
 const textEncoder = new TextEncoder();
 
 /**
@@ -87,21 +90,17 @@ export function decodeV2Header(buf: Buffer, off: number, position: number, verif
  * views, headers decoded and cached on first access). Control records are decoded eagerly.
  *
  * @param entry the whole batch (exactly `header.size` bytes, starting at baseOffset).
+ * @param maxMessageBytes the topic's `max.message.bytes`: with recordsCount it bounds what the
+ *   records area may inflate to ({@link decompressionLimit}).
  * @returns records with absolute offsets and timestamps (LogAppendTime: every record reads as
  *   maxTimestamp), control info on control batches.
- * @throws KlxError `corrupt-batch` (with the batch position) when a record overruns its length, the
- *   count does not match the records area, or decompression fails.
+ * @throws KlxError (with the batch position) `decompression-limit` when the compressed area would
+ *   inflate past that bound; `corrupt-batch` when a record overruns its length, the count does not
+ *   match the records area (or cannot fit in it), or decompression fails.
  */
-export function decodeV2Records(header: BatchHeader, entry: Uint8Array): KafkaRecord[] {
+export function decodeV2Records(header: BatchHeader, entry: Uint8Array, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES): KafkaRecord[] {
   const count = header.recordCount;
-  if (count < 0) throw new KlxError('corrupt-batch', `negative recordsCount ${count} in the batch at baseOffset ${header.baseOffset}`, { position: header.position });
-  const area = entry.subarray(V2_HEADER_SIZE, header.size);
-  let data: Uint8Array;
-  try {
-    data = header.compression === 'none' ? area : decompress(header.compression, area, 2);
-  } catch (err) {
-    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${(err as KlxError).reason ?? (err as Error).message}`, { position: header.position, cause: err });
-  }
+  const data = inflateRecordsArea(header, entry, maxMessageBytes);
   const records: KafkaRecord[] = new Array(count);
   let pos: number;
   try {
@@ -116,6 +115,38 @@ export function decodeV2Records(header: BatchHeader, entry: Uint8Array): KafkaRe
     throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${data.length - pos} bytes left in the records area after ${count} records`, { position: header.position });
   }
   return records;
+}
+
+/**
+ * The records area of a v2 batch, decompressed within {@link decompressionLimit} (recordsCount ×
+ * `max.message.bytes`, at most the absolute ceiling), after checking that recordsCount can fit in
+ * it, so that callers may size arrays from the count.
+ * @param entry the whole batch (exactly `header.size` bytes).
+ * @param maxMessageBytes the topic's `max.message.bytes` (bytes).
+ * @returns the uncompressed records area (a view of `entry` when the codec is none).
+ * @throws KlxError with the batch position: `decompression-limit` (details: codec, claimedBytes,
+ *   allowedBytes), `corrupt-batch` (negative count, a count that cannot fit, invalid stream).
+ */
+export function inflateRecordsArea(header: BatchHeader, entry: Uint8Array, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES): Buffer {
+  const count = header.recordCount;
+  if (count < 0) throw new KlxError('corrupt-batch', `negative recordsCount ${count} in the batch at baseOffset ${header.baseOffset}`, { position: header.position });
+  const area = entry.subarray(V2_HEADER_SIZE, header.size);
+  let data: Buffer;
+  try {
+    data = header.compression === 'none' ? toBuf(area) : decompress(header.compression, area, 2, decompressionLimit(count, maxMessageBytes));
+  } catch (err) {
+    const k = err instanceof KlxError ? err : null;
+    throw new KlxError(k?.code ?? 'corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${k?.reason ?? (err as Error).message}`, { position: header.position, details: k?.details, cause: err });
+  }
+  if (count > data.length / MIN_RECORD_SIZE) {
+    // Never size an array from a header count: a record takes at least 7 bytes.
+    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: recordsCount ${count} cannot fit in a records area of ${data.length} bytes (a record takes at least ${MIN_RECORD_SIZE})`, { position: header.position });
+  }
+  return data;
+}
+
+function toBuf(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /** What the records of one batch share: the decoded records area and the batch fields they need. */

@@ -137,6 +137,20 @@ function expectSameRecords(lazy: KafkaRecord[], ref: KafkaRecord[]): void {
   }
 }
 
+/**
+ * The same records, or the same error. A recordsCount that cannot fit in the records area (7 bytes
+ * a record at least) is refused before any record is walked, so there only the code and position
+ * must match: the reference fails later, on the record that runs out.
+ */
+function expectSameOutcome(lazy: Outcome, ref: Outcome): void {
+  if (ref.ok && lazy.ok) expectSameRecords(lazy.records, ref.records);
+  else if (!lazy.ok && / cannot fit in a records area of /.test(lazy.message)) {
+    expect(ref.ok).toBe(false);
+    expect(lazy.code).toBe(ref.ok ? 'ok' : ref.code);
+    expect(lazy.position).toBe(ref.ok ? -1 : ref.position);
+  } else expect(lazy).toEqual(ref);
+}
+
 function decodeBoth(header: BatchHeader, bytes: Uint8Array): { lazy: Outcome; ref: Outcome } {
   return { lazy: outcome(() => decodeV2Records(header, bytes)), ref: outcome(() => referenceDecode(header, bytes)) };
 }
@@ -260,8 +274,7 @@ describe('lazy v2 records equal an eager reference decode', () => {
           header.size = size;
         }
         const { lazy, ref } = decodeBoth(header, buf);
-        if (ref.ok && lazy.ok) expectSameRecords(lazy.records, ref.records);
-        else expect(lazy).toEqual(ref);
+        expectSameOutcome(lazy, ref);
       }),
       { numRuns: 1500 },
     );
@@ -274,8 +287,7 @@ describe('lazy v2 records equal an eager reference decode', () => {
         buf[V2_HEADER_SIZE + (at % (buf.length - V2_HEADER_SIZE))] = v;
         const header = decodeV2Header(buf, 0, 99, false);
         const { lazy, ref } = decodeBoth(header, buf);
-        if (ref.ok && lazy.ok) expectSameRecords(lazy.records, ref.records);
-        else expect(lazy).toEqual(ref);
+        expectSameOutcome(lazy, ref);
       }),
       { numRuns: 200 },
     );
