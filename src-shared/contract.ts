@@ -24,7 +24,7 @@ import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, ty
 import { cleanupOperation, cleanupPartitionOutcome, cleanupRequestShape, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
 import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
-import { editAppendFields, editAppendResult, editPreview, editRollResult } from './edit-types.ts';
+import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -478,14 +478,14 @@ export const contract = {
   // EDIT-ENTRIES
   'edit.preview': call({
     doc: 'What appending one batch of records to a partition would do, exactly as edit.append then does it: offsets, bytes, whether a new segment is rolled first and why (segment.bytes, segment.ms, index full), the segment file, the new logEndOffset, and a fingerprint of the state it was computed from. Limits: 16 MiB per record, 64 MiB per request. Touches nothing.',
-    request: z.strictObject(editAppendFields),
+    request: editPreviewRequest,
     response: editPreview,
     write: false,
   }),
 
   'edit.append': call({
     doc: "Appends one batch through the engine's crash-safe writer, as previewed: refused (invalid-argument, details.stale) when the partition changed since the preview with this fingerprint, `locked` when another writer holds it. Pass the preview's `now`. No undo: records leave a log only by retention from its start. Emits log.changed.",
-    request: z.strictObject({ ...editAppendFields, fingerprint: z.string().min(1).max(200) }),
+    request: editAppendRequest,
     response: editAppendResult,
     write: true,
   }),

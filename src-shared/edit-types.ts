@@ -80,8 +80,8 @@ export const editProducer = z.strictObject({
   baseSequence: z.number().int().min(0).max(2147483647).default(0),
 });
 
-/** The request of `edit.preview` (and, with `fingerprint`, of `edit.append`): one batch. */
-export const editAppendFields = {
+/** The request of `edit.preview` (and, extended with `fingerprint`, of `edit.append`): one batch. Unknown fields are refused. */
+export const editPreviewRequest = z.strictObject({
   /** The partition folder (the `dir` of a partition summary). */
   dir: pathText,
   records: z.array(editRecord).min(1).max(EDIT_LIMITS.records),
@@ -98,7 +98,10 @@ export const editAppendFields = {
    * send it back with `edit.append` so the append writes exactly what was previewed.
    */
   now: int64.optional(),
-};
+});
+
+/** The request of `edit.append`: the previewed batch and the preview's `fingerprint` (refused as stale when the partition changed since). */
+export const editAppendRequest = editPreviewRequest.extend({ fingerprint: z.string().min(1).max(200) });
 
 /** Why a new segment is rolled before the batch (Kafka `LogSegment.shouldRoll`, checked in this order). */
 export const rollReason = z.enum(['segment.bytes', 'segment.ms', 'index-full', 'time-index-full', 'offset-overflow', 'explicit']);

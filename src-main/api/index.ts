@@ -1,6 +1,9 @@
 /**
+ * `api/`: the handlers implementing the contract, one folder per contract domain (`log/log.ts` holds
+ * the `log.*` handlers, its helpers beside it), and `core/` for what they all share.
+ *
  * The handler registry. `createApi(ctx)` returns one handler per contract method, assembled from
- * one file per domain (`app.ts`, `fs.ts`, `session.ts`, `jobs.ts`, `demo.ts`); the return type
+ * the domains' handler files (`log/log.ts`, `cleanup/cleanup.ts`, `job/job.ts`, ...); the return type
  * {@link Handlers} makes a missing domain or method a compile error, and each domain's type
  * ({@link DomainHandlers}) makes a missing or unknown method of that domain one too.
  *

@@ -48,6 +48,17 @@ describe('contract', () => {
     }
   });
 
+  it('edit.append takes exactly the fields of edit.preview plus the fingerprint, and stays strict', () => {
+    const preview = { dir: '/logs/t-0', records: [{ key: null, value: { text: 'v' } }] };
+    expect(contract['edit.preview'].request.safeParse(preview).success).toBe(true);
+    expect(contract['edit.preview'].request.safeParse({ ...preview, fingerprint: 'f' }).success).toBe(false);
+    expect(contract['edit.append'].request.safeParse(preview).success).toBe(false);
+    expect(contract['edit.append'].request.safeParse({ ...preview, fingerprint: 'f' }).success).toBe(true);
+    expect(contract['edit.append'].request.safeParse({ ...preview, fingerprint: 'f', surely_unknown_key: 1 }).success).toBe(false);
+    const keys = (m: MethodName) => Object.keys((z.toJSONSchema(contract[m].request, { io: 'input' }) as { properties: object }).properties).sort();
+    expect(keys('edit.append')).toEqual([...keys('edit.preview'), 'fingerprint'].sort());
+  });
+
   it('isMethodName accepts only own contract keys', () => {
     expect(isMethodName('app.info')).toBe(true);
     for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', '']) expect(isMethodName(name), name).toBe(false);

@@ -24,17 +24,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ErrorCode } from '../../../src-shared/errors.ts';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
-import type { CleanerWorkerData } from './cleaner-worker.ts';
+import type { CleanerWorkerData, WorkerMessage } from './cleaner-worker-protocol.ts';
 import type { CleanerTask, CleanerTaskResult } from './cleanup-task.ts';
-
-/** A message from the worker. */
-export type WorkerMessage =
-  | { type: 'progress'; progress: JobProgress }
-  | { type: 'result'; result: CleanerTaskResult }
-  | { type: 'error'; error: { code: ErrorCode; reason: string; file?: string; position?: number; details?: Record<string, unknown> } };
 
 /** Options of {@link runInWorker}. */
 export interface WorkerRunOptions {

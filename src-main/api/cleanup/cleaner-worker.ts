@@ -18,16 +18,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
-import { runCleanerTask, type CleanerTask } from './cleanup-task.ts';
-import type { WorkerMessage } from './cleaner-worker-runner.ts';
-
-/** What the runner passes as `workerData`. */
-export interface CleanerWorkerData {
-  task: CleanerTask;
-  cancel: SharedArrayBuffer;
-  /** A private temporary folder for this worker (removed by the runner when the worker ends). */
-  tmpDir: string;
-}
+import { runCleanerTask } from './cleanup-task.ts';
+import type { CleanerWorkerData, WorkerMessage } from './cleaner-worker-protocol.ts';
 
 function post(m: WorkerMessage): void {
   parentPort!.postMessage(m);

@@ -7,7 +7,7 @@ import { isAbsolute } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import type { EventHub } from './events.ts';
 import { isInsideDir, realpathLenient, realRoots, resolveInside } from './paths.ts';
-import type { CallContext } from './types.ts';
+import type { CallContext } from './call-context.ts';
 
 /** Where recent folders are kept (a JSON file in Electron's user-data folder, memory in the bridge). */
 export interface RecentStore {

@@ -1,12 +1,19 @@
 /**
+ * `api/core/`: what every domain's handlers share: these types, `dispatch` (validation, read-only
+ * gate, errors), the job manager, the event hub, path confinement, the session's opened folders and
+ * the cache of opened partition logs.
+ *
  * Types of the handler layer: the context handlers are built with, the per-call context, and the
  * handler types derived from the contract (so a missing or misspelled handler is a compile error).
  */
 import type { z } from 'zod';
 import type { Contract, JobProgress, MethodName, ParsedReq } from '../../../src-shared/contract.ts';
+import type { CallContext } from './call-context.ts';
 import type { EventHub } from './events.ts';
 import type { JobManager } from './job-manager.ts';
 import type { SessionState } from './session-state.ts';
+
+export type { CallContext } from './call-context.ts';
 
 /** Long-lived state shared by all calls of one app window or one bridge. */
 export interface ApiContext {
@@ -22,17 +29,6 @@ export interface ApiContext {
   readonly events: EventHub;
   readonly jobs: JobManager;
   readonly session: SessionState;
-}
-
-/** Per-call facts, given by the transport to `dispatch` and passed on to the handler. */
-export interface CallContext {
-  /** When true, write methods are refused before their handler runs. */
-  readonly readOnly: boolean;
-  /**
-   * Fixed roots (the bridge's `klx serve DIR`): folders may only be opened inside them and
-   * `fs.complete` only lists inside them. Undefined or empty: no fixed root.
-   */
-  readonly allowedRoots?: readonly string[];
 }
 
 /** What a job handler receives besides its request. */

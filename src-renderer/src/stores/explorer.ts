@@ -12,7 +12,6 @@ import { KlxApiError } from '../../../src-shared/client.ts';
 import { api, client } from '../api/client.ts';
 import { toUiError, type UiError } from '../lib/errors.ts';
 import { useJobs } from './jobs.ts';
-import { useRecords } from '../views/records/records-store.ts';
 import { useSettings } from './settings.ts';
 
 /** The views of the main area (tabs of the selected partition). */
@@ -78,6 +77,18 @@ export const useExplorer = defineStore('explorer', () => {
     }
   }
 
+  /** Listeners of {@link onPartitionReloaded}. */
+  const partitionReloaded: ((dir: string, topic: string) => Promise<void>)[] = [];
+
+  /**
+   * Calls `listener(dir, topic)` (awaited) each time the selected partition's files changed and its
+   * summary and segments were reloaded, so that a view reloads what it shows (the records view its
+   * rows). A callback, so that this store imports no view store.
+   */
+  function onPartitionReloaded(listener: (dir: string, topic: string) => Promise<void>): void {
+    partitionReloaded.push(listener);
+  }
+
   /**
    * Files of these partition folders changed (a `log.changed` event after a cleanup, an undo, an
    * append or a roll): reloads their summaries in the tree, drops what jobs learned about the old
@@ -104,8 +115,7 @@ export const useExplorer = defineStore('explorer', () => {
       await refreshPartition();
       void countRecords(sel);
       if (view.value === 'holes') void findHoles(sel);
-      const records = useRecords();
-      if (records.dir === sel && partition.value) await records.open(sel, partition.value.topic);
+      if (partition.value) for (const listener of partitionReloaded) await listener(sel, partition.value.topic);
     }
   }
 
@@ -254,6 +264,7 @@ export const useExplorer = defineStore('explorer', () => {
     verify,
     setWriteMode,
     reloadDirs,
+    onPartitionReloaded,
     client,
   };
 });

@@ -552,6 +552,11 @@ export const useRecords = defineStore('records', () => {
     await jump(at <= logStart.value ? 'start' : at);
   }
 
+  // The selected partition's files changed (a cleanup, an undo, an append): show it again from its first record.
+  useExplorer().onPartitionReloaded(async (d, topic) => {
+    if (dir.value === d) await open(d, topic);
+  });
+
   return {
     dir,
     isolation,
