@@ -31,7 +31,7 @@ export const CELL_BLOB_BYTES = 512;
 export const CELL_TEXT_CHARS = 2048;
 
 /** The tables and views of a table set, in the order the schema sidebar lists them. */
-export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions'] as const;
+export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', 'transactions', 'cluster_metadata'] as const;
 
 /** One sentence per table, for the sidebar and completion (what the rows are, in Kafka's terms). */
 export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
@@ -44,6 +44,8 @@ export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
   partitions: 'One row per partition: logStartOffset, logEndOffset, high watermark, checkpoints, cleanup.policy, counts.',
   damage: 'Bytes that are not batches, undecodable batches and CRC mismatches: file, byte position, reason.',
   aborted_transactions: 'Transactions closed by an ABORT marker: producer, first and last offset.',
+  transactions: 'One row per __transaction_state record (tombstones included): transactional id, producer id/epoch, state, timeout, partitions, timestamps, as the transaction coordinator wrote it.',
+  cluster_metadata: 'One row per KRaft __cluster_metadata record: record_offset, type, version and data as kafka-dump-log --cluster-metadata-decoder prints them.',
 };
 
 /** A column of a table or of a result: name and DuckDB type (`BIGINT`, `BLOB`, `STRUCT("key" VARCHAR, "value" BLOB)[]`...). */

@@ -208,6 +208,10 @@ Tables (one set for every partition folder under PATH):
                compaction keeps. No keyless, control, aborted or below-logStartOffset records.
   state        latest without tombstones: the current value of each key
   segments, batches, holes, partitions, damage, aborted_transactions
+  transactions      __transaction_state records decoded: transactional_id, producer_id, producer_epoch,
+                    state, partitions (JSON), timestamps (ms and _utc), key_json/value_json, decode_error
+  cluster_metadata  __cluster_metadata records: record_offset, type, version, data (JSON as
+                    kafka-dump-log --cluster-metadata-decoder prints it), payload, decode_error
 
 Only one SELECT / WITH / EXPLAIN / DESCRIBE / SHOW / SUMMARIZE / PRAGMA table_info statement is
 run; anything that would change the tables is refused. "offset" is an SQL keyword: quote it.
@@ -221,7 +225,7 @@ Examples:
 function registerQuery(program: Command): void {
   program
     .command('query')
-    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage and aborted_transactions tables of PATH')
+    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions and cluster_metadata tables of PATH')
     .argument('<path>', 'log directory, partition folder or folder of log directories')
     .argument('<sql>', 'one SELECT statement (quote it for the shell)')
     .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))

@@ -5,33 +5,16 @@
  * from bytes made by an independent Python encoder (test/support/txn_state_records.py), and a KRaft
  * snapshot inside a `__cluster_metadata-0` folder next to the broker's text checkpoint files.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../src-main/engine/decode/json-text.ts';
 import { listPartitionDir } from '../../src-main/engine/files/file-names.ts';
 import { tempDir } from '../support/log-builder.ts';
-import { describeRealData, REAL_DATA, REPO_ROOT } from '../support/real-data.ts';
+import { describeRealData, REAL_DATA } from '../support/real-data.ts';
+import { klx, transactionStatePartition } from '../support/txn-state.ts';
 
-function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 const payloads = (text: string) => text.split('\n').filter((l) => l.startsWith('  | '));
-
-/** A `__transaction_state-3` partition holding the Python encoder's five records. */
-export function transactionStatePartition(): string {
-  const root = tempDir('klx-txnstate-');
-  const ndjson = join(root, 'records.ndjson');
-  writeFileSync(ndjson, execFileSync('/usr/bin/python3', [join(REPO_ROOT, 'test/support/txn_state_records.py')], { encoding: 'utf8' }));
-  const dir = join(root, 'logs', '__transaction_state-3');
-  expect(klx('create', dir, '--config', 'cleanup.policy=compact').status).toBe(0);
-  const appended = klx('append', dir, '--records', ndjson);
-  expect(appended.stderr).toBe('');
-  expect(appended.status).toBe(0);
-  return dir;
-}
 
 describe('klx dump --decode transactions on a __transaction_state partition from an independent encoder', () => {
   const dir = transactionStatePartition();

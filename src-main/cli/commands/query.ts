@@ -2,7 +2,8 @@
  * `klx query PATH "SQL" [--json | --csv] [--limit N] [--cache-dir DIR] [--no-cache] [--rebuild]
  * [--value-cap BYTES]`: runs one read-only SQL statement (DuckDB's dialect) over the tables of a log
  * directory, partition folder or folder of log directories (see `engine/sql/log-tables.ts`):
- * records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions.
+ * records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions,
+ * transactions, cluster_metadata.
  *
  * The tables are built on first use (progress on stderr when it is a terminal) and cached in
  * `$XDG_CACHE_HOME/kafka-log-explorer` (else `~/.cache/kafka-log-explorer`) until the folder

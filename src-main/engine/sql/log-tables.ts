@@ -27,6 +27,8 @@
  *   no deliverable record, with their cause, from the engine's `scanHoles`), `partitions` (offsets,
  *   checkpoints, counts), `damage` (bytes that are not batches, batches whose records cannot be
  *   decoded, CRC mismatches: file, byte position, reason), `aborted_transactions`.
+ * - `transactions` and `cluster_metadata`: Kafka's `__transaction_state` and `__cluster_metadata` records
+ *   decoded (see `internal-topic-tables.ts`).
  * Offsets and timestamps are BIGINT (Kafka's int64); sizes and positions are bytes.
  *
  * Internal objects live in schema `klx_internal` (`record_rows`, `batch_rows`, `latest_offsets`,
@@ -49,9 +51,10 @@ import { scanHoles } from '../log/holes.ts';
 import { markerTypeOf, TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
 import { ColumnarAppender, SQL_TYPE_OF, type ColumnKind } from './columnar-appender.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
+import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 1;
+export const LOG_TABLES_SCHEMA_VERSION = 2;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -60,7 +63,7 @@ export { DEFAULT_VALUE_CAP_BYTES };
 export const INTERNAL_SCHEMA = 'klx_internal';
 
 /** The tables and views a user queries. */
-export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions'] as const;
+export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', ...INTERNAL_TOPIC_TABLES] as const;
 
 /** One column: name and how it is written. */
 type ColumnSpec = readonly [name: string, kind: ColumnKind];
@@ -512,6 +515,8 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   );
   await connection.run(`CREATE VIEW state AS SELECT * FROM latest WHERE NOT is_tombstone`);
   await connection.run(`CREATE VIEW batches AS SELECT ${batchColumnsSql(topics, partitions)} FROM ${INTERNAL_SCHEMA}.batch_rows b`);
+
+  await buildInternalTopicTables(connection, opened, opts);
 
   summary.elapsedMs = performance.now() - started;
   return summary;

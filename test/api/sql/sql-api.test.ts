@@ -143,6 +143,8 @@ describe('sql.open', () => {
       ['partitions', 'table', 1],
       ['damage', 'table', 0],
       ['aborted_transactions', 'table', 0],
+      ['transactions', 'view', 0],
+      ['cluster_metadata', 'view', 0],
     ]);
     const records = r.tables[0]!;
     expect(records.columns.slice(0, 6)).toEqual([

@@ -1,0 +1,31 @@
+/**
+ * A `__transaction_state-3` partition written as a user would: `klx create` + `klx append --records`
+ * with key/value bytes from an independent Python encoder of Kafka's TransactionLogKey/Value schemas
+ * (test/support/txn_state_records.py): payments-1 Ongoing (v0) → PrepareCommit (v1) → CompleteCommit
+ * (v1, previousProducerId 4000), reports-7 Empty (v1, producer id 2^60 + 1, null partitions), then its
+ * tombstone; offsets 0–4, timestamps 1700000000010..50.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './log-builder.ts';
+import { REPO_ROOT } from './real-data.ts';
+
+/** Runs the CLI as a user does (node bin/klx.mjs). */
+export function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Creates the partition in a fresh temp log directory. @returns its folder. @throws Error when a command fails. */
+export function transactionStatePartition(): string {
+  const root = tempDir('klx-txnstate-');
+  const ndjson = join(root, 'records.ndjson');
+  writeFileSync(ndjson, execFileSync('/usr/bin/python3', [join(REPO_ROOT, 'test/support/txn_state_records.py')], { encoding: 'utf8' }));
+  const dir = join(root, 'logs', '__transaction_state-3');
+  for (const args of [['create', dir, '--config', 'cleanup.policy=compact'], ['append', dir, '--records', ndjson]]) {
+    const r = klx(...args);
+    if (r.status !== 0) throw new Error(`klx ${args[0]} failed: ${r.stderr}`);
+  }
+  return dir;
+}
