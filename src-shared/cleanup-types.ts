@@ -169,8 +169,16 @@ export const cleanupRequestShape = {
   deleteBeforeOffset: int64.optional(),
   /** Compaction: clean only when a broker would (dirty ratio, max.compaction.lag.ms). */
   likeBroker: z.boolean().optional(),
-  /** Compaction: bytes of the offset map (log.cleaner.dedupe.buffer.size, default 128 MiB); at least 48. */
-  dedupeBufferSize: z.number().int().min(48).max(2 ** 40).optional(),
+  /**
+   * Compaction: bytes of the offset map (log.cleaner.dedupe.buffer.size, default 128 MiB); at least
+   * 48 and at most 2147483647, the cap Kafka's `LogCleaner` puts on one cleaner thread's map.
+   */
+  dedupeBufferSize: z
+    .number()
+    .int()
+    .min(48, { message: 'dedupeBufferSize must be at least 48 bytes (two offset-map entries)' })
+    .max(2147483647, { message: 'dedupeBufferSize must be at most 2147483647 bytes: Kafka caps one cleaner thread\'s offset map (log.cleaner.dedupe.buffer.size / log.cleaner.threads) at Int.MaxValue' })
+    .optional(),
 };
 
 /** One trash entry: the files a run replaced in one partition, kept so Undo can put them back. */

@@ -44,7 +44,9 @@ function main(): void {
         ? { code: err.code, reason: err.reason, file: err.file, position: err.position, details: err.details }
         : (() => {
             const info = toErrorInfo(err);
-            return { code: info.code, reason: info.message, file: info.file, position: info.position, details: { stack: err instanceof Error ? (err.stack ?? '') : '' } };
+            // The stack stays in this process's log: an API error never carries one.
+            console.error('cleaner worker:', err);
+            return { code: info.code, reason: info.message, file: info.file, position: info.position, details: undefined };
           })();
     try {
       post({ type: 'error', error });

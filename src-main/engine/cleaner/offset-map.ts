@@ -16,6 +16,9 @@
 import { KlxError } from '../errors.ts';
 import { md5Words } from './key-hash.ts';
 
+/** Largest offset map: Kafka's `LogCleaner` gives each cleaner thread min(dedupe buffer / threads, Int.MaxValue) bytes. */
+export const MAX_DEDUPE_BUFFER_SIZE = 2147483647;
+
 /** Bytes per entry: 16-byte digest + 8-byte offset. */
 export const BYTES_PER_ENTRY = 24;
 /** Kafka's `log.cleaner.dedupe.buffer.size` default: 128 MiB. */
@@ -48,6 +51,7 @@ export class SkimpyOffsetMap {
   ) {
     this.slots = Math.floor(memory / BYTES_PER_ENTRY);
     this.maxEntries = Math.floor(this.slots * loadFactor);
+    if (!(memory <= MAX_DEDUPE_BUFFER_SIZE)) throw new KlxError('invalid-config', `offset map of ${memory} bytes is above ${MAX_DEDUPE_BUFFER_SIZE}, the cap Kafka's LogCleaner puts on one cleaner thread's map (Int.MaxValue)`, { details: { dedupeBufferSize: memory, max: MAX_DEDUPE_BUFFER_SIZE } });
     if (this.maxEntries < 2) throw new KlxError('invalid-config', `offset map of ${memory} bytes is too small to fit even a single key (24 bytes per entry at load factor ${loadFactor})`);
     const buf = new ArrayBuffer(this.slots * BYTES_PER_ENTRY);
     this.words = new Int32Array(buf);

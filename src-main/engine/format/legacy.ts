@@ -10,6 +10,7 @@
 import { KlxError } from '../errors.ts';
 import { compress, compressionForId, compressionId, decompress, xxh32 } from './compression.ts';
 import { crc32ieee } from './crc.ts';
+import { checkOffsetRange } from './record-batch.ts';
 import { ATTR_COMPRESSION_MASK, ATTR_TIMESTAMP_TYPE, V0_MIN_MESSAGE_SIZE, V1_MIN_MESSAGE_SIZE, type BatchHeader, type Compression, type KafkaRecord, type TimestampType } from './types.ts';
 
 interface LegacyMessage {
@@ -96,6 +97,7 @@ export function decodeLegacyEntry(buf: Buffer, off: number, position: number, ve
       }));
     }
     const baseOffset = records[0]!.offset;
+    checkOffsetRange(baseOffset, m.offset, position);
     const header: BatchHeader = {
       position,
       size: 12 + m.size,

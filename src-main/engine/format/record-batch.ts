@@ -33,6 +33,24 @@ const textDecoder = new TextDecoder('utf-8');
 export const MIN_RECORD_SIZE = 7;
 const textEncoder = new TextEncoder();
 
+/** Long.MAX_VALUE: the largest offset; the log end offset after a batch must not pass it. */
+export const INT64_MAX = (1n << 63n) - 1n;
+
+/**
+ * Refuses a batch whose offsets leave the int64 range: its lastOffset + 1 (the log end offset after
+ * it) must be at most 2^63 − 1, as every offset Kafka hands out is (`UnifiedLog` assigns
+ * `logEndOffset`, a `long`).
+ * @throws KlxError `offset-overflow` with the batch position and both offsets in details.
+ */
+export function checkOffsetRange(baseOffset: bigint, lastOffset: bigint, position: number): void {
+  if (lastOffset >= INT64_MAX) {
+    throw new KlxError('offset-overflow', `batch at baseOffset ${baseOffset} ends at offset ${lastOffset}: the next offset would be past 2^63 − 1 (Long.MAX_VALUE), which no broker can write`, {
+      position,
+      details: { baseOffset: baseOffset.toString(), lastOffset: lastOffset.toString() },
+    });
+  }
+}
+
 /**
  * Decodes the 61-byte header of a v2 batch that starts at `off` in `buf`.
  * The caller has checked that `size` bytes (12 + batchLength) are present from `off`.
@@ -54,6 +72,7 @@ export function decodeV2Header(buf: Buffer, off: number, position: number, verif
   }
   const crc = buf.readUInt32BE(off + 17);
   const lastOffsetDelta = buf.readInt32BE(off + 23);
+  checkOffsetRange(baseOffset, baseOffset + BigInt(lastOffsetDelta), position);
   return {
     position,
     size,

@@ -28,7 +28,7 @@ export const FINDING_CODES = {
   'offset-not-increasing': 'a batch whose base offset is not above the previous batch\'s last offset',
   'segments-overlap': 'a segment whose first batch is not above the previous segment\'s last offset',
   'offset-below-segment-base': 'a batch whose base offset is below the segment base offset (file name)',
-  'offset-overflow': 'a batch whose last offset does not fit the segment\'s int32 relative offsets',
+  'offset-overflow': 'a batch whose last offset does not fit the segment\'s int32 relative offsets, or whose next offset would pass 2^63 − 1',
   'invalid-last-offset-delta': 'a v2 batch with a negative lastOffsetDelta',
   'empty-segment': 'a closed segment without batches',
   'no-segment': 'a partition folder without any segment',

@@ -216,7 +216,9 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
         idxPtr++;
       }
       const details = { ...seg, bytes: entry.size, readerCode: entry.code };
-      if (entry.type === 'corrupt-region') {
+      if (entry.code === 'offset-overflow') {
+        findings.push(finding('error', 'offset-overflow', ref.log, entry.reason, details, entry.position));
+      } else if (entry.type === 'corrupt-region') {
         findings.push(finding('error', 'corrupt-region', ref.log, entry.reason, details, entry.position));
       } else if (entry.zeros) {
         findings.push(finding('warning', 'zero-tail', ref.log, entry.reason, details, entry.position));
