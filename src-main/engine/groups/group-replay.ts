@@ -1,0 +1,427 @@
+/**
+ * The group coordinator's state rebuilt from the records of `__consumer_offsets`, fed in offset order
+ * per partition, as Kafka's coordinators load it: the classic `GroupMetadataManager.loadGroupsAndOffsets`
+ * and the new coordinator's `GroupMetadataManager.replay` / `OffsetMetadataManager.replay` (KIP-848).
+ *
+ * - The latest record per key wins; a tombstone deletes (an offset, a classic group, a KIP-848 member,
+ *   its assignment, the group itself).
+ * - Offset commits written inside a transaction (`TxnOffsetCommit`, a transactional batch with a
+ *   producer id) stay pending until that producer's COMMIT marker in the same partition; an ABORT
+ *   marker drops them (`OffsetMetadataManager.replayEndTransactionMarker`).
+ * - A group with offsets but no group record is a "simple" group (standalone consumers that only store
+ *   offsets; Kafka loads it as an Empty classic group without protocol type).
+ *
+ * Memory: one entry per group, member and committed partition; nothing per commit record.
+ */
+import type { ConsumerOffsetsKey, ConsumerOffsetsValue, ConsumerProtocolAssignmentData, GroupMetadataValueData, OffsetCommitValueData, TopicIdPartitions } from '../decode/internal/consumer-offsets.ts';
+import { ProtocolReader } from '../decode/protocol-reader.ts';
+
+/** Where a record of `__consumer_offsets` is: its partition folder's segment file, byte position and offset. */
+export interface OffsetsRecordPlace {
+  /** `__consumer_offsets` partition number. */
+  offsetsPartition: number;
+  /** The segment `.log` path. */
+  file: string;
+  /** Byte position of the record's batch in `file`. */
+  position: number;
+  /** The record's offset in `__consumer_offsets`. */
+  offset: bigint;
+}
+
+/** A record that could not be read, named by place, with the reason. */
+export interface GroupRecordProblem extends OffsetsRecordPlace {
+  /** The group, when the key could be read. */
+  groupId: string | null;
+  reason: string;
+}
+
+/** A committed offset as the coordinator holds it (`OffsetAndMetadata`). */
+export interface CommittedOffset {
+  topic: string;
+  partition: number;
+  /** The committed offset: the next offset the group will read. */
+  offset: bigint;
+  /** v3+ values; null when absent or −1. */
+  leaderEpoch: number | null;
+  metadata: string;
+  /** ms since the epoch. */
+  commitTimestamp: bigint;
+  /** v1 values with an expire timestamp (ms); null otherwise (−1 reads as null, as Kafka does). */
+  expireTimestamp: bigint | null;
+  /** Value version of the record. */
+  valueVersion: number;
+  /** Where the winning commit record is. */
+  place: OffsetsRecordPlace;
+  /** Committed through a transaction (TxnOffsetCommit) whose COMMIT marker was read. */
+  transactional: boolean;
+}
+
+/** A member of a classic group (from GroupMetadataValue). */
+export interface ClassicMember {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  /** ms; −1 when the record has none (v0). */
+  rebalanceTimeoutMs: number;
+  sessionTimeoutMs: number;
+  /** Topics of the consumer-protocol subscription; null when not the consumer protocol or it does not parse. */
+  subscribedTopics: string[] | null;
+  /** Assigned partitions (consumer protocol); null when not decodable. */
+  assignment: { topic: string; partitions: number[] }[] | null;
+}
+
+/** A member of a KIP-848 consumer group or of a share group. */
+export interface ModernMember {
+  memberId: string;
+  instanceId: string | null;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  subscribedTopicNames: string[];
+  subscribedTopicRegex: string | null;
+  serverAssignor: string | null;
+  rebalanceTimeoutMs: number;
+  /** Member epoch (−1 after a CurrentMemberAssignment tombstone: the member left). */
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  /** `MemberState`: 0 STABLE, 1 UNREVOKED_PARTITIONS, 2 UNRELEASED_PARTITIONS, 127 UNKNOWN. */
+  state: number;
+  assigned: TopicIdPartitions[];
+  pendingRevocation: TopicIdPartitions[];
+  targetAssignment: TopicIdPartitions[] | null;
+  /** Consumers using the classic protocol inside a consumer group: their session timeout. */
+  classicSessionTimeoutMs: number | null;
+}
+
+/** The kinds of groups; `simple` groups only have offsets. */
+export type GroupType = 'classic' | 'consumer' | 'share' | 'streams' | 'simple';
+
+/** One group as loaded. */
+export interface LoadedGroup {
+  groupId: string;
+  type: GroupType;
+  /** The `__consumer_offsets` partition(s) its records were read from (one unless the layout is odd). */
+  offsetsPartitions: Set<number>;
+  classic: {
+    protocolType: string;
+    generation: number;
+    protocol: string | null;
+    leader: string | null;
+    /** ms; null when −1 or a v0/v1 value. */
+    currentStateTimestamp: bigint | null;
+    members: ClassicMember[];
+    valueVersion: number;
+    place: OffsetsRecordPlace;
+  } | null;
+  modern: {
+    groupEpoch: number;
+    assignmentEpoch: number;
+    members: Map<string, ModernMember>;
+    /** TopicId → name/partitions from the PartitionMetadata record. */
+    topics: Map<string, { name: string; numPartitions: number }>;
+    /** Regular expression → resolved topics (ConsumerGroupRegularExpression). */
+    regexTopics: Map<string, string[]>;
+    /** Share groups: topics whose share-group state is initialized. */
+    initializedTopics: { topicId: string; topicName: string; partitions: number[] }[];
+  } | null;
+  /** Committed offsets by `topic\u0000partition`. */
+  offsets: Map<string, CommittedOffset>;
+  /** Transactional offset commits without their marker yet (producer ids). */
+  pendingTransactionalProducers: Set<string>;
+  /** Records of this group that could not be read. */
+  problems: GroupRecordProblem[];
+  /** Record types seen for the group that this tool only lists (streams groups). */
+  notes: string[];
+}
+
+/** Key of an offset in {@link LoadedGroup.offsets}. */
+export function offsetKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+/** Pending transactional offset commits of one producer in one `__consumer_offsets` partition. */
+type PendingTxn = Map<string, { groupId: string; topic: string; partition: number; commit: CommittedOffset | null }>;
+
+/**
+ * The state being rebuilt. Feed every record of a `__consumer_offsets` partition in offset order with
+ * {@link apply}, transaction markers with {@link onMarker}, records that did not decode with
+ * {@link problem}; call {@link endPartition} after each partition.
+ */
+export class GroupStore {
+  readonly groups = new Map<string, LoadedGroup>();
+  /** Problems of records whose group is unknown (the key did not decode). */
+  readonly problems: GroupRecordProblem[] = [];
+  /** Records applied, tombstones among them, records skipped (unknown types). */
+  readonly counts = { records: 0, tombstones: 0, offsetCommits: 0, skipped: 0, transactionalCommits: 0, abortedCommits: 0 };
+  private pending = new Map<string, PendingTxn>();
+
+  /** The group, created (as `simple` until a group record says otherwise) when absent. */
+  group(groupId: string, offsetsPartition: number): LoadedGroup {
+    let g = this.groups.get(groupId);
+    if (!g) {
+      g = { groupId, type: 'simple', offsetsPartitions: new Set(), classic: null, modern: null, offsets: new Map(), pendingTransactionalProducers: new Set(), problems: [], notes: [] };
+      this.groups.set(groupId, g);
+    }
+    g.offsetsPartitions.add(offsetsPartition);
+    return g;
+  }
+
+  /** Records a problem (on its group when known). */
+  problem(p: GroupRecordProblem): void {
+    if (p.groupId !== null) this.group(p.groupId, p.offsetsPartition).problems.push(p);
+    else this.problems.push(p);
+  }
+
+  /**
+   * Applies one decoded record.
+   * @param producerId the batch's producer id when the batch is transactional, else null.
+   */
+  apply(key: ConsumerOffsetsKey, value: ConsumerOffsetsValue | null, place: OffsetsRecordPlace, producerId: bigint | null): void {
+    this.counts.records++;
+    if (value === null) this.counts.tombstones++;
+    switch (key.recordType) {
+      case 'OffsetCommit':
+        this.applyOffsetCommit(key, value, place, producerId);
+        return;
+      case 'GroupMetadata':
+        this.applyGroupMetadata((key.data as { group: string }).group, value as ConsumerOffsetsValue<GroupMetadataValueData> | null, place);
+        return;
+      case 'Unknown':
+        this.counts.skipped++;
+        return;
+      default:
+        this.applyModern(key, value, place);
+    }
+  }
+
+  private applyOffsetCommit(key: ConsumerOffsetsKey, value: ConsumerOffsetsValue | null, place: OffsetsRecordPlace, producerId: bigint | null): void {
+    const k = key.data as { group: string; topic: string; partition: number };
+    this.counts.offsetCommits++;
+    let commit: CommittedOffset | null = null;
+    if (value !== null) {
+      const v = value.data as OffsetCommitValueData;
+      commit = {
+        topic: k.topic,
+        partition: k.partition,
+        offset: v.offset,
+        leaderEpoch: v.leaderEpoch === undefined || v.leaderEpoch < 0 ? null : v.leaderEpoch,
+        metadata: v.metadata,
+        commitTimestamp: v.commitTimestamp,
+        expireTimestamp: v.expireTimestamp === undefined || v.expireTimestamp === -1n ? null : v.expireTimestamp,
+        valueVersion: value.version,
+        place,
+        transactional: producerId !== null,
+      };
+    }
+    if (producerId !== null) {
+      const pk = `${place.offsetsPartition}/${producerId}`;
+      let txn = this.pending.get(pk);
+      if (!txn) this.pending.set(pk, (txn = new Map()));
+      txn.set(`${k.group}\u0000${offsetKey(k.topic, k.partition)}`, { groupId: k.group, topic: k.topic, partition: k.partition, commit });
+      this.group(k.group, place.offsetsPartition).pendingTransactionalProducers.add(String(producerId));
+      return;
+    }
+    this.putOffset(k.group, k.topic, k.partition, commit, place.offsetsPartition);
+  }
+
+  private putOffset(groupId: string, topic: string, partition: number, commit: CommittedOffset | null, offsetsPartition: number): void {
+    const g = this.groups.get(groupId);
+    if (commit === null) {
+      if (!g) return;
+      g.offsets.delete(offsetKey(topic, partition));
+      this.maybeDrop(g);
+      return;
+    }
+    this.group(groupId, offsetsPartition).offsets.set(offsetKey(topic, partition), commit);
+  }
+
+  /** A group left with nothing (no record, no offset, no problem) is gone, as after its deletion. */
+  private maybeDrop(g: LoadedGroup): void {
+    if (g.classic === null && g.modern === null && g.offsets.size === 0 && g.problems.length === 0 && g.pendingTransactionalProducers.size === 0 && g.type !== 'streams') this.groups.delete(g.groupId);
+  }
+
+  /**
+   * A COMMIT or ABORT marker of `producerId` in `offsetsPartition`: its pending offset commits are
+   * applied (COMMIT) or dropped (ABORT).
+   */
+  onMarker(offsetsPartition: number, producerId: bigint, committed: boolean): void {
+    const pk = `${offsetsPartition}/${producerId}`;
+    const txn = this.pending.get(pk);
+    if (!txn) return;
+    this.pending.delete(pk);
+    for (const { groupId, topic, partition, commit } of txn.values()) {
+      const g = this.groups.get(groupId);
+      g?.pendingTransactionalProducers.delete(String(producerId));
+      if (committed) {
+        this.counts.transactionalCommits++;
+        this.putOffset(groupId, topic, partition, commit, offsetsPartition);
+      } else {
+        this.counts.abortedCommits++;
+        if (g) this.maybeDrop(g);
+      }
+    }
+  }
+
+  /** After the last record of a partition: transactions still open stay pending (listed on their groups). */
+  endPartition(_offsetsPartition: number): void {
+    // pending entries stay; their groups carry the producer ids
+  }
+
+  private applyGroupMetadata(groupId: string, value: ConsumerOffsetsValue<GroupMetadataValueData> | null, place: OffsetsRecordPlace): void {
+    if (value === null) {
+      const g = this.groups.get(groupId);
+      if (!g) return;
+      g.classic = null;
+      if (g.type === 'classic') g.type = 'simple';
+      this.maybeDrop(g);
+      return;
+    }
+    const g = this.group(groupId, place.offsetsPartition);
+    const v = value.data;
+    const consumer = v.protocolType === 'consumer';
+    g.classic = {
+      protocolType: v.protocolType,
+      generation: v.generation,
+      protocol: v.protocol,
+      leader: v.leader,
+      currentStateTimestamp: v.currentStateTimestamp === undefined || v.currentStateTimestamp === -1n ? null : v.currentStateTimestamp,
+      valueVersion: value.version,
+      place,
+      members: v.members.map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId ?? null,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeoutMs: m.rebalanceTimeout ?? -1,
+        sessionTimeoutMs: m.sessionTimeout,
+        subscribedTopics: consumer ? subscriptionTopicsV0(m.subscription) : null,
+        assignment: consumer && !(m.assignment instanceof Uint8Array) ? (m.assignment as ConsumerProtocolAssignmentData).assignedPartitions : null,
+      })),
+    };
+    if (g.type === 'simple') g.type = 'classic';
+  }
+
+  private applyModern(key: ConsumerOffsetsKey, value: ConsumerOffsetsValue | null, place: OffsetsRecordPlace): void {
+    const kd = key.data as { GroupId: string; MemberId?: string; RegularExpression?: string };
+    const type = key.type;
+    const kind: GroupType = type >= 9 && type <= 15 ? 'share' : type >= 17 ? 'streams' : 'consumer';
+    const existing = this.groups.get(kd.GroupId);
+    if (value === null && (!existing || existing.modern === null)) return; // tombstone of a group that does not exist: ignored, as Kafka does
+    const g = existing ?? this.group(kd.GroupId, place.offsetsPartition);
+    g.offsetsPartitions.add(place.offsetsPartition);
+    if (kind === 'streams') {
+      g.type = 'streams';
+      if (!g.notes.includes('streams')) g.notes.push('streams');
+      return;
+    }
+    if (g.modern === null) g.modern = { groupEpoch: 0, assignmentEpoch: -1, members: new Map(), topics: new Map(), regexTopics: new Map(), initializedTopics: [] };
+    g.type = kind;
+    const m = g.modern;
+    const d = (value?.data ?? null) as Record<string, unknown> | null;
+    const member = (create: boolean): ModernMember | null => {
+      const id = kd.MemberId!;
+      let mm = m.members.get(id);
+      if (!mm && create) {
+        mm = { memberId: id, instanceId: null, rackId: null, clientId: '', clientHost: '', subscribedTopicNames: [], subscribedTopicRegex: null, serverAssignor: null, rebalanceTimeoutMs: -1, memberEpoch: 0, previousMemberEpoch: 0, state: 0, assigned: [], pendingRevocation: [], targetAssignment: null, classicSessionTimeoutMs: null };
+        m.members.set(id, mm);
+      }
+      return mm ?? null;
+    };
+    switch (type) {
+      case 3: // ConsumerGroupMetadata
+      case 11: // ShareGroupMetadata
+        if (d === null) {
+          g.modern = null;
+          g.type = g.classic ? 'classic' : 'simple';
+          this.maybeDrop(g);
+        } else m.groupEpoch = d.Epoch as number;
+        return;
+      case 4: // ConsumerGroupPartitionMetadata
+      case 9: // ShareGroupPartitionMetadata
+        m.topics.clear();
+        if (d !== null) for (const t of d.Topics as { TopicId: string; TopicName: string; NumPartitions: number }[]) m.topics.set(t.TopicId, { name: t.TopicName, numPartitions: t.NumPartitions });
+        return;
+      case 5: // ConsumerGroupMemberMetadata
+      case 10: {
+        // ShareGroupMemberMetadata
+        if (d === null) {
+          m.members.delete(kd.MemberId!);
+          return;
+        }
+        const mm = member(true)!;
+        mm.instanceId = (d.InstanceId as string | null | undefined) ?? null;
+        mm.rackId = (d.RackId as string | null) ?? null;
+        mm.clientId = d.ClientId as string;
+        mm.clientHost = d.ClientHost as string;
+        mm.subscribedTopicNames = d.SubscribedTopicNames as string[];
+        mm.subscribedTopicRegex = (d.SubscribedTopicRegex as string | null | undefined) ?? null;
+        mm.serverAssignor = (d.ServerAssignor as string | null | undefined) ?? null;
+        mm.rebalanceTimeoutMs = (d.RebalanceTimeoutMs as number | undefined) ?? -1;
+        const cm = d.ClassicMemberMetadata as { SessionTimeoutMs: number } | null | undefined;
+        mm.classicSessionTimeoutMs = cm ? cm.SessionTimeoutMs : null;
+        return;
+      }
+      case 6: // TargetAssignmentMetadata
+      case 12:
+        m.assignmentEpoch = d === null ? -1 : (d.AssignmentEpoch as number);
+        return;
+      case 7: // TargetAssignmentMember
+      case 13: {
+        if (d === null) {
+          const mm = member(false);
+          if (mm) mm.targetAssignment = null;
+          return;
+        }
+        member(true)!.targetAssignment = d.TopicPartitions as TopicIdPartitions[];
+        return;
+      }
+      case 8: // CurrentMemberAssignment
+      case 14: {
+        if (d === null) {
+          const mm = member(false);
+          if (mm) {
+            mm.memberEpoch = -1;
+            mm.previousMemberEpoch = -1;
+            mm.assigned = [];
+            mm.pendingRevocation = [];
+          }
+          return;
+        }
+        const mm = member(true)!;
+        mm.memberEpoch = d.MemberEpoch as number;
+        mm.previousMemberEpoch = d.PreviousMemberEpoch as number;
+        mm.state = d.State as number;
+        mm.assigned = d.AssignedPartitions as TopicIdPartitions[];
+        mm.pendingRevocation = (d.PartitionsPendingRevocation as TopicIdPartitions[] | undefined) ?? [];
+        return;
+      }
+      case 15: // ShareGroupStatePartitionMetadata
+        m.initializedTopics = d === null ? [] : (d.InitializedTopics as { TopicId: string; TopicName: string; Partitions: number[] }[]).map((t) => ({ topicId: t.TopicId, topicName: t.TopicName, partitions: t.Partitions }));
+        return;
+      case 16: // ConsumerGroupRegularExpression
+        if (d === null) m.regexTopics.delete(kd.RegularExpression!);
+        else m.regexTopics.set(kd.RegularExpression!, d.Topics as string[]);
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/**
+ * The topics of a consumer-protocol subscription read with its v0 prefix, as the coordinator's
+ * `ClassicGroup.computeSubscribedTopics` does; null when it does not parse.
+ */
+function subscriptionTopicsV0(sub: unknown): string[] | null {
+  if (sub instanceof Uint8Array) {
+    try {
+      const r = new ProtocolReader(sub);
+      r.int16('version');
+      return r.array('topics', false, (x) => x.string('topic', false), false, 2)!;
+    } catch {
+      return null;
+    }
+  }
+  return (sub as { topics: string[] }).topics;
+}
