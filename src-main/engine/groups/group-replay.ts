@@ -135,6 +135,55 @@ export interface LoadedGroup {
   notes: string[];
 }
 
+/** An offset-commit key resolved once: its group id, topic, partition and the entry it updates. */
+export interface CommitSlot {
+  groupId: string;
+  topic: string;
+  partition: number;
+  offsetKey: string;
+  /** The entry last updated, valid while {@link epoch} equals the store's. */
+  commit: PackedCommit | null;
+  epoch: number;
+}
+
+const TWO32 = 4294967296n;
+
+/** Where a fast-path commit record is: its batch's base offset (shared) and its offset delta. */
+export class PackedPlace implements OffsetsRecordPlace {
+  offsetsPartition = 0;
+  file = '';
+  position = 0;
+  base = 0n;
+  delta = 0;
+  get offset(): bigint {
+    return this.base + BigInt(this.delta);
+  }
+}
+
+/** A committed offset kept by the fast path: int64 fields as int32 halves, made bigint when read. */
+export class PackedCommit implements CommittedOffset {
+  offHi = 0;
+  offLo = 0;
+  tsHi = 0;
+  tsLo = 0;
+  leaderEpoch: number | null = null;
+  metadata = '';
+  expireTimestamp: bigint | null = null;
+  valueVersion = 0;
+  readonly transactional = false;
+  readonly place = new PackedPlace();
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+  get offset(): bigint {
+    return BigInt(this.offHi) * TWO32 + BigInt(this.offLo);
+  }
+  get commitTimestamp(): bigint {
+    return BigInt(this.tsHi) * TWO32 + BigInt(this.tsLo);
+  }
+}
+
 /** Key of an offset in {@link LoadedGroup.offsets}. */
 export function offsetKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -155,6 +204,8 @@ export class GroupStore {
   /** Records applied, tombstones among them, records skipped (unknown types). */
   readonly counts = { records: 0, tombstones: 0, offsetCommits: 0, skipped: 0, transactionalCommits: 0, abortedCommits: 0 };
   private pending = new Map<string, PendingTxn>();
+  /** Bumped whenever an offset entry may have been removed or replaced (invalidates {@link CommitSlot} caches). */
+  private epoch = 0;
 
   /** The group, created (as `simple` until a group record says otherwise) when absent. */
   group(groupId: string, offsetsPartition: number): LoadedGroup {
@@ -225,7 +276,45 @@ export class GroupStore {
     this.putOffset(k.group, k.topic, k.partition, commit, place.offsetsPartition);
   }
 
+  /**
+   * The fast path of a non-transactional offset commit (the bulk of `__consumer_offsets`): updates
+   * the key's {@link PackedCommit} in place, found through its slot without a map lookup while no
+   * entry was removed or replaced since (`epoch`); int64 values come as two int32 halves, so nothing
+   * is allocated per record.
+   */
+  putCommitFast(slot: CommitSlot, offHi: number, offLo: number, leaderEpoch: number, metadata: string, tsHi: number, tsLo: number, expireTimestamp: bigint | null, valueVersion: number, file: string, position: number, batchBaseOffset: bigint, offsetDelta: number, offsetsPartition: number): void {
+    this.counts.records++;
+    this.counts.offsetCommits++;
+    let c = slot.commit;
+    if (c === null || slot.epoch !== this.epoch) {
+      const g = this.group(slot.groupId, offsetsPartition);
+      const o = g.offsets.get(slot.offsetKey);
+      if (o instanceof PackedCommit) c = o;
+      else {
+        c = new PackedCommit(slot.topic, slot.partition);
+        g.offsets.set(slot.offsetKey, c);
+      }
+      slot.commit = c;
+      slot.epoch = this.epoch;
+    }
+    c.offHi = offHi;
+    c.offLo = offLo;
+    c.leaderEpoch = leaderEpoch < 0 ? null : leaderEpoch;
+    c.metadata = metadata;
+    c.tsHi = tsHi;
+    c.tsLo = tsLo;
+    c.expireTimestamp = expireTimestamp;
+    c.valueVersion = valueVersion;
+    const pl = c.place;
+    pl.offsetsPartition = offsetsPartition;
+    pl.file = file;
+    pl.position = position;
+    pl.base = batchBaseOffset;
+    pl.delta = offsetDelta;
+  }
+
   private putOffset(groupId: string, topic: string, partition: number, commit: CommittedOffset | null, offsetsPartition: number): void {
+    this.epoch++;
     const g = this.groups.get(groupId);
     if (commit === null) {
       if (!g) return;
@@ -238,6 +327,7 @@ export class GroupStore {
 
   /** A group left with nothing (no record, no offset, no problem) is gone, as after its deletion. */
   private maybeDrop(g: LoadedGroup): void {
+    this.epoch++;
     if (g.classic === null && g.modern === null && g.offsets.size === 0 && g.problems.length === 0 && g.pendingTransactionalProducers.size === 0 && g.type !== 'streams') this.groups.delete(g.groupId);
   }
 

@@ -16,10 +16,11 @@ import { DecodeError } from '../decode/decode-error.ts';
 import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, type ConsumerOffsetsKey } from '../decode/internal/consumer-offsets.ts';
 import { KlxError } from '../errors.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
-import type { KafkaRecord } from '../format/types.ts';
+import { decompress } from '../format/compression.ts';
+import { V2_HEADER_SIZE, type BatchHeader as KafkaBatchHeader, type KafkaRecord } from '../format/types.ts';
 import { Pacer, recordsOf, walkLog, type LongReadOptions } from '../log/log-walk.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
-import { GroupStore } from './group-replay.ts';
+import { GroupStore, offsetKey, type CommitSlot } from './group-replay.ts';
 import { DEFAULT_OFFSETS_TOPIC_PARTITIONS, OFFSETS_TOPIC, offsetsPartitionFor } from './offsets-topic.ts';
 
 /** Options of {@link loadGroups}. */
@@ -110,13 +111,64 @@ export async function loadGroups(logs: readonly PartitionLog[], opts: LoadGroups
   return { store, offsetsTopic: { numPartitions, numPartitionsAssumed: assumed, present, absent }, offsetsLogs: new Map(offsetsLogs.map((l) => [l.partition, l])), partitions, replicasIgnored: ignored, bytesRead };
 }
 
+/** A distinct key met in a partition: its bytes, decoded key and, for offset commits, its slot. */
+interface KeyEntry {
+  bytes: Uint8Array;
+  key: ConsumerOffsetsKey;
+  slot: CommitSlot | null;
+  next: KeyEntry | null;
+}
+
+/** Distinct keys by an FNV-1a hash of their bytes (no string is made per record). */
+class KeyCache {
+  private readonly table = new Map<number, KeyEntry>();
+  size = 0;
+
+  /** FNV-1a of `b[from, to)`. */
+  static hash(b: Uint8Array, from: number, to: number): number {
+    let h = 0x811c9dc5;
+    for (let i = from; i < to; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+    return h;
+  }
+
+  get(b: Uint8Array, h: number): KeyEntry | null {
+    return this.getAt(b, 0, b.length, h);
+  }
+
+  /** The entry of the key `d[at, at + n)`. */
+  getAt(d: Uint8Array, at: number, n: number, h: number): KeyEntry | null {
+    for (let e = this.table.get(h) ?? null; e !== null; e = e.next) if (sameBytesAt(e.bytes, d, at, n)) return e;
+    return null;
+  }
+
+  add(b: Uint8Array, h: number, key: ConsumerOffsetsKey): KeyEntry {
+    let slot: CommitSlot | null = null;
+    if (key.recordType === 'OffsetCommit') {
+      const d = key.data as { group: string; topic: string; partition: number };
+      slot = { groupId: d.group, topic: d.topic, partition: d.partition, offsetKey: offsetKey(d.topic, d.partition), commit: null, epoch: -1 };
+    }
+    const e: KeyEntry = { bytes: new Uint8Array(b), key, slot, next: this.table.get(h) ?? null };
+    this.table.set(h, e);
+    this.size++;
+    return e;
+  }
+}
+
+function sameBytesAt(a: Uint8Array, d: Uint8Array, at: number, n: number): boolean {
+  if (a.length !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== d[at + i]) return false;
+  return true;
+}
+
+/** Bytes of a key cache before it is emptied (bounded memory on hostile data with ever-new keys). */
+const KEY_CACHE_MAX = 2_000_000;
+
 /** Feeds one `__consumer_offsets` partition to the store; returns the bytes walked. */
 async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pacer): Promise<number> {
   const p = log.partition;
   const logStart = log.logStartOffset;
   let bytes = 0;
-  // One decoded key per distinct key bytes: a group commits the same keys over and over.
-  const keyCache = new Map<string, ConsumerOffsetsKey>();
+  const ctx: ReplayContext = { store, p, keys: new KeyCache(), dv: null };
   for (const e of walkLog(log)) {
     if (e.type === 'segment') continue;
     if (e.type !== 'batch') {
@@ -129,6 +181,7 @@ async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pace
     await pacer.step(h.size);
     if (h.lastOffset < logStart) continue;
     const file = e.segment.files.log;
+    if (!h.isControl && h.magic === 2 && h.baseOffset >= logStart && scanRecordsArea(ctx, e, file)) continue;
     let records: KafkaRecord[];
     try {
       records = recordsOf(e);
@@ -145,46 +198,244 @@ async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pace
     const producerId = h.magic === 2 && h.isTransactional && h.producerId >= 0n ? h.producerId : null;
     for (const r of records) {
       if (r.offset < logStart) continue;
-      const place = { offsetsPartition: p, file, position: h.position, offset: r.offset };
-      const keyBytes = r.key;
-      if (keyBytes === null) {
-        store.problem({ ...place, groupId: null, reason: 'record without a key (every __consumer_offsets record has one)' });
-        continue;
-      }
-      const cacheKey = latin1(keyBytes);
-      let key = keyCache.get(cacheKey);
-      if (key === undefined) {
-        try {
-          key = decodeConsumerOffsetsKey(keyBytes);
-        } catch (err) {
-          store.problem({ ...place, groupId: null, reason: `key: ${reasonOf(err)}` });
-          continue;
-        }
-        if (keyCache.size > 1_000_000) keyCache.clear();
-        keyCache.set(cacheKey, key);
-      }
-      const groupId = groupIdOfKey(key);
-      if (key.recordType === 'Unknown') {
-        store.problem({ ...place, groupId: null, reason: `key version (record type) ${key.type} is not one this tool or Kafka's coordinators know; the record is skipped, as Kafka's coordinator skips unknown record types` });
-        store.apply(key, null, place, null);
-        continue;
-      }
-      const valueBytes = r.value;
-      if (valueBytes === null) {
-        store.apply(key, null, place, producerId);
-        continue;
-      }
-      let value;
-      try {
-        value = decodeConsumerOffsetsValue(key.type, valueBytes);
-      } catch (err) {
-        store.problem({ ...place, groupId, reason: `value of ${key.recordType} (record type ${key.type}): ${reasonOf(err)}` });
-        continue;
-      }
-      store.apply(key, value, place, producerId);
+      applyRecord(ctx, r.key, r.value, r.offset, file, h.position, producerId);
     }
   }
   return bytes;
+}
+
+/** What the replay of one partition carries from record to record. */
+interface ReplayContext {
+  store: GroupStore;
+  /** The `__consumer_offsets` partition. */
+  p: number;
+  /** One decoded key per distinct key bytes: a group commits the same keys over and over. */
+  keys: KeyCache;
+  /** A DataView over the last buffer read from. */
+  dv: DataView | null;
+}
+
+/** The cache entry of a key (decoded on first sight), or null when it does not decode (reported). */
+function entryOf(ctx: ReplayContext, keyBytes: Uint8Array, hash: number, recordOffset: bigint, file: string, position: number): KeyEntry | null {
+  const hit = ctx.keys.get(keyBytes, hash);
+  if (hit !== null) return hit;
+  let key: ConsumerOffsetsKey;
+  try {
+    key = decodeConsumerOffsetsKey(keyBytes);
+  } catch (err) {
+    ctx.store.problem({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: `key: ${reasonOf(err)}` });
+    return null;
+  }
+  if (ctx.keys.size >= KEY_CACHE_MAX) ctx.keys = new KeyCache();
+  return ctx.keys.add(keyBytes, hash, key);
+}
+
+/** Applies one record (any type) to the store. */
+function applyRecord(ctx: ReplayContext, keyBytes: Uint8Array | null, valueBytes: Uint8Array | null, recordOffset: bigint, file: string, position: number, producerId: bigint | null): void {
+  const store = ctx.store;
+  if (keyBytes === null) {
+    store.problem({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: 'record without a key (every __consumer_offsets record has one)' });
+    return;
+  }
+  const entry = entryOf(ctx, keyBytes, KeyCache.hash(keyBytes, 0, keyBytes.length), recordOffset, file, position);
+  if (entry === null) return;
+  const key = entry.key;
+  const place = { offsetsPartition: ctx.p, file, position, offset: recordOffset };
+  if (key.recordType === 'Unknown') {
+    store.problem({ ...place, groupId: null, reason: `key version (record type) ${key.type} is not one this tool or Kafka's coordinators know; the record is skipped, as Kafka's coordinator skips unknown record types` });
+    store.apply(key, null, place, null);
+    return;
+  }
+  if (valueBytes === null) {
+    store.apply(key, null, place, producerId);
+    return;
+  }
+  let value;
+  try {
+    value = decodeConsumerOffsetsValue(key.type, valueBytes);
+  } catch (err) {
+    store.problem({ ...place, groupId: groupIdOfKey(key), reason: `value of ${key.recordType} (record type ${key.type}): ${reasonOf(err)}` });
+    return;
+  }
+  store.apply(key, value, place, producerId);
+}
+
+/** Zig-zag varint at `pos` of `d` (≤ 5 bytes, before `end`); −2^31 marks bytes that are not one. Sets {@link varEnd}. */
+let varEnd = 0;
+function varintAt(d: Uint8Array, pos: number, end: number): number {
+  let v = 0;
+  for (let shift = 0; shift <= 28; shift += 7) {
+    if (pos >= end) return -2147483648;
+    const b = d[pos++]!;
+    v |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) {
+      varEnd = pos;
+      return (v >>> 1) ^ -(v & 1);
+    }
+  }
+  return -2147483648;
+}
+
+/** Position after the varlong at `pos`, or −1. */
+function skipVarlong(d: Uint8Array, pos: number, end: number): number {
+  for (let i = 0; i < 10; i++) {
+    if (pos >= end) return -1;
+    if ((d[pos++]! & 0x80) === 0) return pos;
+  }
+  return -1;
+}
+
+/**
+ * The fast path of a v2 data batch: walks its records area (decompressed when needed) once, with the
+ * framing checks of Kafka's `DefaultRecord.readFrom`, without making an object per record; offset
+ * commits with a cached key and a v0–v3 value are applied in place, anything else through
+ * {@link applyRecord}. First checks the whole area, so a damaged batch is applied not at all.
+ * @returns false when the area does not frame (the caller then takes the checked path, which reports it).
+ */
+function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; bytes: Buffer }, file: string): boolean {
+  const h = e.header;
+  const count = h.recordCount;
+  if (count < 0) return false;
+  let d: Uint8Array = e.bytes.subarray(V2_HEADER_SIZE, h.size);
+  if (h.compression !== 'none') {
+    try {
+      d = decompress(h.compression, d, 2);
+    } catch {
+      return false;
+    }
+  }
+  const len = d.length;
+  // pass 1: framing
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const length = varintAt(d, pos, len);
+    if (length < 0) return false;
+    const start = varEnd;
+    const end = start + length;
+    if (end > len) return false;
+    pos = skipVarlong(d, start + 1, end);
+    if (pos < 0) return false;
+    for (let f = 0; f < 3; f++) {
+      const n = varintAt(d, pos, end); // offsetDelta, key length, value length (offsetDelta: any value)
+      if (n === -2147483648) return false;
+      pos = varEnd;
+      if (f > 0 && n >= 0) pos += n;
+      if (f > 0 && (n < -1 || pos > end)) return false;
+    }
+    const headers = varintAt(d, pos, end);
+    if (headers < 0) return false;
+    pos = varEnd;
+    for (let k = 0; k < headers; k++) {
+      const kl = varintAt(d, pos, end);
+      if (kl < 0) return false;
+      pos = varEnd + kl;
+      const vl = varintAt(d, pos, end);
+      if (vl === -2147483648 || vl < -1) return false;
+      pos = varEnd + Math.max(0, vl);
+      if (pos > end) return false;
+    }
+    if (pos !== end) return false;
+  }
+  if (pos !== len) return false;
+
+  // pass 2: apply
+  const store = ctx.store;
+  const producerId = h.isTransactional && h.producerId >= 0n ? h.producerId : null;
+  const base = h.baseOffset;
+  const position = h.position;
+  let dv = ctx.dv;
+  if (dv === null || dv.buffer !== d.buffer) dv = ctx.dv = new DataView(d.buffer);
+  const at0 = d.byteOffset;
+  pos = 0;
+  for (let i = 0; i < count; i++) {
+    varintAt(d, pos, len);
+    const start = varEnd;
+    pos = skipVarlong(d, start + 1, len);
+    const offsetDelta = varintAt(d, pos, len);
+    const keyLen = varintAt(d, varEnd, len);
+    const keyAt = varEnd;
+    const valueLen = varintAt(d, keyAt + Math.max(0, keyLen), len);
+    const valueAt = varEnd;
+    pos = valueAt + Math.max(0, valueLen);
+    const headers = varintAt(d, pos, len);
+    pos = varEnd;
+    for (let k = 0; k < headers; k++) {
+      pos = varEnd + varintAt(d, pos, len);
+      const vl = varintAt(d, pos, len);
+      pos = varEnd + Math.max(0, vl);
+    }
+    if (keyLen >= 0 && producerId === null && valueLen >= 2) {
+      const hash = KeyCache.hash(d, keyAt, keyAt + keyLen);
+      const entry = ctx.keys.getAt(d, keyAt, keyLen, hash);
+      // fast path: a plain offset commit with a non-flexible value (v0–v3)
+      if (entry !== null && entry.slot !== null && d[valueAt] === 0 && d[valueAt + 1]! <= 3) {
+        const v = readCommitValue(dv, d, at0 + valueAt, valueAt, valueLen);
+        if (v !== null) {
+          store.putCommitFast(entry.slot, v.offHi, v.offLo, v.leaderEpoch, v.metadata, v.tsHi, v.tsLo, v.expireTimestamp, d[valueAt + 1]!, file, position, base, offsetDelta, ctx.p);
+          continue;
+        }
+      }
+    }
+    applyRecord(ctx, keyLen < 0 ? null : d.subarray(keyAt, keyAt + keyLen), valueLen < 0 ? null : d.subarray(valueAt, valueAt + valueLen), base + BigInt(offsetDelta), file, position, producerId);
+  }
+  return true;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Reused result of {@link readCommitValue} (one per call site, never kept). */
+const commitScratch = { offHi: 0, offLo: 0, leaderEpoch: -1, metadata: '', tsHi: 0, tsLo: 0, expireTimestamp: null as bigint | null };
+
+/**
+ * Reads an OffsetCommitValue v0–v3 (not flexible) exactly from `d[from, from + n)` (`abs` is that
+ * position in `dv`'s buffer): null when the bytes do not match the version (the caller then takes the
+ * checked decoder, which names the problem).
+ */
+function readCommitValue(dv: DataView, d: Uint8Array, abs: number, from: number, n: number): typeof commitScratch | null {
+  const version = d[from + 1]!;
+  let pos = 2;
+  if (pos + 8 > n) return null;
+  const offHi = dv.getInt32(abs + pos);
+  const offLo = dv.getUint32(abs + pos + 4);
+  pos += 8;
+  let leaderEpoch = -1;
+  if (version >= 3) {
+    if (pos + 4 > n) return null;
+    leaderEpoch = dv.getInt32(abs + pos);
+    pos += 4;
+  }
+  if (pos + 2 > n) return null;
+  const mlen = dv.getInt16(abs + pos);
+  pos += 2;
+  if (mlen < 0 || pos + mlen > n) return null;
+  let metadata = '';
+  if (mlen > 0) {
+    try {
+      metadata = utf8.decode(d.subarray(from + pos, from + pos + mlen));
+    } catch {
+      return null;
+    }
+    pos += mlen;
+  }
+  if (pos + 8 > n) return null;
+  const tsHi = dv.getInt32(abs + pos);
+  const tsLo = dv.getUint32(abs + pos + 4);
+  pos += 8;
+  let expireTimestamp: bigint | null = null;
+  if (version === 1) {
+    if (pos + 8 > n) return null;
+    const e = dv.getBigInt64(abs + pos);
+    pos += 8;
+    expireTimestamp = e === -1n ? null : e;
+  }
+  if (pos !== n) return null;
+  commitScratch.offHi = offHi;
+  commitScratch.offLo = offLo;
+  commitScratch.leaderEpoch = leaderEpoch;
+  commitScratch.metadata = metadata;
+  commitScratch.tsHi = tsHi;
+  commitScratch.tsLo = tsLo;
+  commitScratch.expireTimestamp = expireTimestamp;
+  return commitScratch;
 }
 
 function reasonOf(err: unknown): string {
@@ -193,10 +444,6 @@ function reasonOf(err: unknown): string {
   return String(err);
 }
 
-/** The bytes as a latin1 string (a cheap exact map key). */
-function latin1(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
-}
 
 /** Where `groupId` lives, and whether that partition is among the opened ones. */
 export function offsetsPartitionOf(loaded: LoadedGroups, groupId: string): { partition: number; opened: boolean } {
