@@ -17,6 +17,7 @@ import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, typ
 import { KlxError } from '../errors.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { decompress } from '../format/compression.ts';
+import { decodeV2Records } from '../format/record-batch.ts';
 import { V2_HEADER_SIZE, type BatchHeader as KafkaBatchHeader, type KafkaRecord } from '../format/types.ts';
 import { Pacer, recordsOf, walkLog, type LongReadOptions } from '../log/log-walk.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
@@ -181,6 +182,10 @@ async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pace
     await pacer.step(h.size);
     if (h.lastOffset < logStart) continue;
     const file = e.segment.files.log;
+    if (h.crcValid === false) {
+      store.problem({ offsetsPartition: p, file, position: h.position, offset: h.baseOffset, groupId: null, reason: `CRC-32C mismatch (stored ${h.crc}): the batch is corrupt; its records are not applied` });
+      continue;
+    }
     if (!h.isControl && h.magic === 2 && h.baseOffset >= logStart && scanRecordsArea(ctx, e, file)) continue;
     let records: KafkaRecord[];
     try {
@@ -286,11 +291,11 @@ function skipVarlong(d: Uint8Array, pos: number, end: number): number {
 }
 
 /**
- * The fast path of a v2 data batch: walks its records area (decompressed when needed) once, with the
- * framing checks of Kafka's `DefaultRecord.readFrom`, without making an object per record; offset
- * commits with a cached key and a v0–v3 value are applied in place, anything else through
- * {@link applyRecord}. First checks the whole area, so a damaged batch is applied not at all.
- * @returns false when the area does not frame (the caller then takes the checked path, which reports it).
+ * The fast path of a v2 data batch with a valid CRC: walks its records area (decompressed when
+ * needed) once, with the framing checks of Kafka's `DefaultRecord.readFrom`, without making an
+ * object per record; offset commits with a cached key and a v0–v3 value are applied in place,
+ * anything else through {@link applyRecord}.
+ * @returns false when the batch cannot be decompressed (the caller takes the checked path, which reports it).
  */
 function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; bytes: Buffer }, file: string): boolean {
   const h = e.header;
@@ -305,40 +310,6 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
     }
   }
   const len = d.length;
-  // pass 1: framing
-  let pos = 0;
-  for (let i = 0; i < count; i++) {
-    const length = varintAt(d, pos, len);
-    if (length < 0) return false;
-    const start = varEnd;
-    const end = start + length;
-    if (end > len) return false;
-    pos = skipVarlong(d, start + 1, end);
-    if (pos < 0) return false;
-    for (let f = 0; f < 3; f++) {
-      const n = varintAt(d, pos, end); // offsetDelta, key length, value length (offsetDelta: any value)
-      if (n === -2147483648) return false;
-      pos = varEnd;
-      if (f > 0 && n >= 0) pos += n;
-      if (f > 0 && (n < -1 || pos > end)) return false;
-    }
-    const headers = varintAt(d, pos, end);
-    if (headers < 0) return false;
-    pos = varEnd;
-    for (let k = 0; k < headers; k++) {
-      const kl = varintAt(d, pos, end);
-      if (kl < 0) return false;
-      pos = varEnd + kl;
-      const vl = varintAt(d, pos, end);
-      if (vl === -2147483648 || vl < -1) return false;
-      pos = varEnd + Math.max(0, vl);
-      if (pos > end) return false;
-    }
-    if (pos !== end) return false;
-  }
-  if (pos !== len) return false;
-
-  // pass 2: apply
   const store = ctx.store;
   const producerId = h.isTransactional && h.producerId >= 0n ? h.producerId : null;
   const base = h.baseOffset;
@@ -346,24 +317,36 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
   let dv = ctx.dv;
   if (dv === null || dv.buffer !== d.buffer) dv = ctx.dv = new DataView(d.buffer);
   const at0 = d.byteOffset;
-  pos = 0;
+  let pos = 0;
   for (let i = 0; i < count; i++) {
-    varintAt(d, pos, len);
+    // framing, with the checks of DefaultRecord.readFrom
+    const length = varintAt(d, pos, len);
     const start = varEnd;
-    pos = skipVarlong(d, start + 1, len);
-    const offsetDelta = varintAt(d, pos, len);
-    const keyLen = varintAt(d, varEnd, len);
+    const end = start + length;
+    if (length < 0 || end > len) return framingFailed(ctx, e, file, i);
+    pos = skipVarlong(d, start + 1, end);
+    if (pos < 0) return framingFailed(ctx, e, file, i);
+    const offsetDelta = varintAt(d, pos, end);
+    if (offsetDelta === -2147483648) return framingFailed(ctx, e, file, i);
+    const keyLen = varintAt(d, varEnd, end);
     const keyAt = varEnd;
-    const valueLen = varintAt(d, keyAt + Math.max(0, keyLen), len);
+    if (keyLen < -1 || keyAt + Math.max(0, keyLen) > end) return framingFailed(ctx, e, file, i);
+    const valueLen = varintAt(d, keyAt + Math.max(0, keyLen), end);
     const valueAt = varEnd;
+    if (valueLen < -1 || valueAt + Math.max(0, valueLen) > end) return framingFailed(ctx, e, file, i);
     pos = valueAt + Math.max(0, valueLen);
-    const headers = varintAt(d, pos, len);
+    const headers = varintAt(d, pos, end);
+    if (headers < 0) return framingFailed(ctx, e, file, i);
     pos = varEnd;
     for (let k = 0; k < headers; k++) {
-      pos = varEnd + varintAt(d, pos, len);
-      const vl = varintAt(d, pos, len);
+      const kl = varintAt(d, pos, end);
+      if (kl < 0) return framingFailed(ctx, e, file, i);
+      const vl = varintAt(d, varEnd + kl, end);
+      if (vl < -1) return framingFailed(ctx, e, file, i);
       pos = varEnd + Math.max(0, vl);
     }
+    if (pos !== end) return framingFailed(ctx, e, file, i);
+
     if (keyLen >= 0 && producerId === null && valueLen >= 2) {
       const hash = KeyCache.hash(d, keyAt, keyAt + keyLen);
       const entry = ctx.keys.getAt(d, keyAt, keyLen, hash);
@@ -378,12 +361,28 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
     }
     applyRecord(ctx, keyLen < 0 ? null : d.subarray(keyAt, keyAt + keyLen), valueLen < 0 ? null : d.subarray(valueAt, valueAt + valueLen), base + BigInt(offsetDelta), file, position, producerId);
   }
+  if (pos !== len) return framingFailed(ctx, e, file, count);
   return true;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Reused result of {@link readCommitValue} (one per call site, never kept). */
 const commitScratch = { offHi: 0, offLo: 0, leaderEpoch: -1, metadata: '', tsHi: 0, tsLo: 0, expireTimestamp: null as bigint | null };
+
+/**
+ * A records area that does not frame (only a producer bug can write one under a valid CRC): the
+ * records before it were applied; the checked decoder names the problem. Returns true (handled).
+ */
+function framingFailed(ctx: ReplayContext, e: { header: KafkaBatchHeader; bytes: Buffer }, file: string, index: number): boolean {
+  let reason = `record ${index} does not frame`;
+  try {
+    decodeV2Records(e.header, e.bytes);
+  } catch (err) {
+    reason = err instanceof KlxError ? err.reason : String(err);
+  }
+  ctx.store.problem({ offsetsPartition: ctx.p, file, position: e.header.position, offset: e.header.baseOffset, groupId: null, reason: `${reason} (records after it in the batch not applied)` });
+  return true;
+}
 
 /**
  * Reads an OffsetCommitValue v0–v3 (not flexible) exactly from `d[from, from + n)` (`abs` is that
