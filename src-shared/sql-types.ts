@@ -31,7 +31,7 @@ export const CELL_BLOB_BYTES = 512;
 export const CELL_TEXT_CHARS = 2048;
 
 /** The tables and views of a table set, in the order the schema sidebar lists them. */
-export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', 'transactions', 'cluster_metadata'] as const;
+export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', 'transactions', 'cluster_metadata', 'group_offsets', 'group_metadata', 'group_members', 'consumer_offsets'] as const;
 
 /** One sentence per table, for the sidebar and completion (what the rows are, in Kafka's terms). */
 export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
@@ -43,6 +43,10 @@ export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
   holes: 'Offset ranges that hold no deliverable record, with their cause (compaction, control records, aborted transactions, below logStartOffset...).',
   partitions: 'One row per partition: logStartOffset, logEndOffset, high watermark, checkpoints, cleanup.policy, counts.',
   damage: 'Bytes that are not batches, undecodable batches and CRC mismatches: file, byte position, reason.',
+  group_offsets: 'Latest committed offset of each consumer group, topic and partition: log start/end offsets, lag (log end − committed), record_lag (records actually left), diagnosis, next_offset, expired.',
+  group_metadata: 'One row per consumer group loaded from __consumer_offsets: type (classic, consumer, share, simple), protocol, state, generation or epoch, members, topics, total lag.',
+  group_members: 'Members of classic, KIP-848 consumer and share groups: member id, client id, host, timeouts, member epoch, subscription, assignment.',
+  consumer_offsets: 'Every record of __consumer_offsets decoded: record type, group, member, committed topic/partition/offset, key and value as JSON, or the decode error.',
   aborted_transactions: 'Transactions closed by an ABORT marker: producer, first and last offset.',
   transactions: 'One row per __transaction_state record (tombstones included): transactional id, producer id/epoch, state, timeout, partitions, timestamps, as the transaction coordinator wrote it.',
   cluster_metadata: 'One row per KRaft __cluster_metadata record: record_offset, type, version and data as kafka-dump-log --cluster-metadata-decoder prints them.',

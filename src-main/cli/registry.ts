@@ -21,6 +21,7 @@ import type { CompactFlags } from './commands/compact.ts';
 import type { CreateOptions } from './commands/create.ts';
 import type { DumpOptions } from './commands/dump.ts';
 import type { FetchCliOptions } from './commands/fetch.ts';
+import type { GroupsCliOptions } from './commands/groups.ts';
 import type { HolesCliOptions } from './commands/holes.ts';
 import type { OffsetForTimeCliOptions } from './commands/offset-for-time.ts';
 import type { QueryCommandOptions } from './commands/query.ts';
@@ -40,6 +41,7 @@ export function registerCommands(program: Command): void {
   registerFetch(program);
   registerOffsetForTime(program);
   registerHoles(program);
+  registerGroups(program);
   registerVerify(program);
   registerRepair(program);
   registerCreate(program);
@@ -198,6 +200,20 @@ function registerHoles(program: Command): void {
     .action(async (dir: string, opts: HolesCliOptions) => (await import('./commands/holes.ts')).runHoles(dir, opts));
 }
 
+function registerGroups(program: Command): void {
+  program
+    .command('groups')
+    .description('the consumer groups stored in __consumer_offsets under DIR: committed offsets with the kafka-consumer-groups.sh --describe columns, plus the records actually left (holes, control records and aborted data not counted), where each consumer continues, a diagnosis and offset expiry')
+    .argument('<dir>', 'a log directory (or a folder of log directories) holding __consumer_offsets-N and the partitions the groups read')
+    .option('--group <id>', 'only this group (the message names its __consumer_offsets partition when that folder is missing)')
+    .option('--now <ms>', 'the time offsets expire against (ms since the epoch; default: now)', nowFlag)
+    .option('--isolation <level>', 'record lag of read_uncommitted (up to the log end offset) or read_committed (up to the last stable offset) consumers', parseIsolation, 'read_uncommitted')
+    .option('--offsets-partitions <n>', 'offsets.topic.num.partitions (default 50, Kafka\'s default)', (v) => parseNonNegativeInt(v, '--offsets-partitions'))
+    .option('--retention-minutes <n>', 'offsets.retention.minutes (default 10080, Kafka\'s default since 2.0)', (v) => parseNonNegativeInt(v, '--retention-minutes'))
+    .option('--json', 'print NDJSON: one object per group, topic and partition')
+    .action(async (dir: string, opts: GroupsCliOptions) => (await import('./commands/groups.ts')).runGroups(dir, opts));
+}
+
 const QUERY_TABLES_HELP = `
 Tables (one set for every partition folder under PATH):
   records      one row per record: topic, partition, "offset", timestamp (ms), key/key_text,
@@ -212,6 +228,10 @@ Tables (one set for every partition folder under PATH):
                     state, partitions (JSON), timestamps (ms and _utc), key_json/value_json, decode_error
   cluster_metadata  __cluster_metadata records: record_offset, type, version, data (JSON as
                     kafka-dump-log --cluster-metadata-decoder prints it), payload, decode_error
+  consumer_offsets  every __consumer_offsets record decoded (record type, group, member, committed
+                    offset, key_json/value_json, decode_error)
+  group_metadata, group_offsets (committed offset, log offsets, lag, record_lag, diagnosis,
+                    next_offset, expired), group_members
 
 Only one SELECT / WITH / EXPLAIN / DESCRIBE / SHOW / SUMMARIZE / PRAGMA table_info statement is
 run; anything that would change the tables is refused. "offset" is an SQL keyword: quote it.
@@ -225,7 +245,7 @@ Examples:
 function registerQuery(program: Command): void {
   program
     .command('query')
-    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions and cluster_metadata tables of PATH')
+    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions, cluster_metadata and consumer-group tables of PATH')
     .argument('<path>', 'log directory, partition folder or folder of log directories')
     .argument('<sql>', 'one SELECT statement (quote it for the shell)')
     .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))

@@ -40,6 +40,7 @@
  * next COMMIT/ABORT marker); rows of aborted transactions are flagged after the walk, when their
  * marker has been seen.
  */
+import { buildGroupTables, GROUP_TABLES } from './group-tables.ts';
 import { relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { KlxError } from '../errors.ts';
@@ -54,7 +55,7 @@ import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 2;
+export const LOG_TABLES_SCHEMA_VERSION = 3;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -63,7 +64,7 @@ export { DEFAULT_VALUE_CAP_BYTES };
 export const INTERNAL_SCHEMA = 'klx_internal';
 
 /** The tables and views a user queries. */
-export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', ...INTERNAL_TOPIC_TABLES] as const;
+export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', ...INTERNAL_TOPIC_TABLES, ...GROUP_TABLES] as const;
 
 /** One column: name and how it is written. */
 type ColumnSpec = readonly [name: string, kind: ColumnKind];
@@ -517,6 +518,8 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   await connection.run(`CREATE VIEW batches AS SELECT ${batchColumnsSql(topics, partitions)} FROM ${INTERNAL_SCHEMA}.batch_rows b`);
 
   await buildInternalTopicTables(connection, opened, opts);
+  // consumer groups (group-tables.ts): consumer_offsets, group_metadata, group_offsets, group_members
+  await buildGroupTables(connection, opened, INTERNAL_SCHEMA, { signal: opts.signal, onProgress: opts.onProgress });
 
   summary.elapsedMs = performance.now() - started;
   return summary;

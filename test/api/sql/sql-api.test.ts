@@ -145,6 +145,10 @@ describe('sql.open', () => {
       ['aborted_transactions', 'table', 0],
       ['transactions', 'view', 0],
       ['cluster_metadata', 'view', 0],
+      ['group_offsets', 'view', 0],
+      ['group_metadata', 'table', 0],
+      ['group_members', 'table', 0],
+      ['consumer_offsets', 'table', 0],
     ]);
     const records = r.tables[0]!;
     expect(records.columns.slice(0, 6)).toEqual([
