@@ -24,6 +24,7 @@ import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, ty
 import { cleanupOperation, cleanupPartitionOutcome, cleanupRequestShape, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
 import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
+import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
@@ -551,6 +552,38 @@ export const contract = {
     doc: 'Deletes an exported file once it has been saved (exports also expire after an hour).',
     request: z.strictObject({ exportId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
     response: z.object({ discarded: z.boolean() }),
+    write: false,
+  }),
+
+  // -------------------------------------------------------------------------------------------
+  // groups.*: consumer groups loaded from the folder's __consumer_offsets partitions (handlers in
+  // src-main/api/groups/groups.ts). Nothing is written.
+
+  'groups.list': job({
+    doc: 'Loads the consumer groups of an opened folder from its __consumer_offsets partitions (as the group coordinator does) and lists them with type, state, members, topics and total lag; names the absent __consumer_offsets partitions and the records that could not be read.',
+    request: z.strictObject(groupsOptions),
+    result: groupsListResult,
+    write: false,
+  }),
+
+  'groups.describe': job({
+    doc: "One group's committed offsets (kafka-consumer-groups.sh --describe columns plus record lag, next offset, diagnosis, expiry) and members. A group not there: not-found naming the __consumer_offsets partition it would live in.",
+    request: z.strictObject({ ...groupsOptions, group: z.string().max(32_767) }),
+    result: groupDescribeResult,
+    write: false,
+  }),
+
+  'groups.history': job({
+    doc: 'Every commit of a group for one partition (committed offset over time, transactional commits resolved), read from its __consumer_offsets partition; thinned evenly beyond maxPoints.',
+    request: z.strictObject({ ...groupsOptions, group: z.string().max(32_767), topic: z.string().min(1).max(249), partition: z.number().int().min(0).max(2_147_483_647), maxPoints: z.number().int().min(2).max(100_000).default(5000) }),
+    result: commitHistoryResult,
+    write: false,
+  }),
+
+  'groups.partitionCommits': job({
+    doc: 'The committed offsets of every group in one partition folder of the opened folder (the hole map marks them).',
+    request: z.strictObject({ ...groupsOptions, dir: pathText }),
+    result: partitionCommitsResult,
     write: false,
   }),
 } as const satisfies Record<string, MethodSpec>;

@@ -18,6 +18,7 @@ import { editHandlers } from './edit/edit.ts';
 import { createDispatch, type Dispatch } from './core/dispatch.ts';
 import { EventHub } from './core/events.ts';
 import { fsHandlers } from './fs/fs.ts';
+import { groupsHandlers } from './groups/groups.ts';
 import { JobManager, type JobManagerOptions } from './core/job-manager.ts';
 import { jobHandlers } from './job/job.ts';
 import { logHandlers } from './log/log.ts';
@@ -38,6 +39,7 @@ export function createApi(ctx: ApiContext): Handlers {
     ...cleanupHandlers(ctx),
     ...sqlHandlers(ctx),
     ...editHandlers(ctx),
+    ...groupsHandlers(ctx),
   };
 }
 

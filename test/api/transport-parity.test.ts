@@ -135,6 +135,14 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'malformed id', request: { exportId: '../etc/passwd' } },
   ],
   'sql.exportDiscard': [{ name: 'unknown export', request: { exportId: 'no-such-export' } }],
+  // GROUPS-ROWS (the consumer groups: groups-api.test.ts; here, answers that need no __consumer_offsets)
+  'groups.list': [
+    { name: 'no __consumer_offsets in the folder', request: { path: logs } },
+    { name: 'outside the opened folders', request: { path: tmp.dir } },
+  ],
+  'groups.describe': [{ name: 'no __consumer_offsets in the folder', request: { path: logs, group: 'g' } }],
+  'groups.history': [{ name: 'unknown key', request: { path: logs, group: 'g', topic: 't', partition: 0, extra: 1 } }],
+  'groups.partitionCommits': [{ name: 'no __consumer_offsets in the folder', request: { path: logs, dir: orders } }],
 };
 
 let bridge: Bridge;

@@ -47,6 +47,8 @@ export interface DescribeOptions extends LongReadOptions {
   offsetsRetentionMs?: bigint;
   /** Default read_uncommitted (the consumer default): record lag up to the log end offset. */
   isolation?: IsolationLevel;
+  /** Only the rows of this topic-partition (lag computed for it alone; summaries then count only those rows). */
+  only?: { topic: string; partition: number };
 }
 
 /** One row: a group's committed offset (or an assigned partition without one). Offsets are int64. */
@@ -298,6 +300,10 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
     }
   }
 
+  if (opts.only) {
+    const { topic, partition } = opts.only;
+    for (let i = rows.length - 1; i >= 0; i--) if (rows[i]!.topic !== topic || rows[i]!.partition !== partition) rows.splice(i, 1);
+  }
   // Partition facts and positions: one walk per partition for all groups' offsets.
   const byPartition = new Map<string, GroupOffsetRow[]>();
   for (const r of rows) {

@@ -15,7 +15,7 @@ import { useJobs } from './jobs.ts';
 import { useSettings } from './settings.ts';
 
 /** The views of the main area (tabs of the selected partition). */
-export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql';
+export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql' | 'groups';
 
 /** An opened folder and what `log.open` found in it. */
 export interface OpenedRoot {

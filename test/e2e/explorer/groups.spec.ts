@@ -1,0 +1,74 @@
+/**
+ * The Groups view on the crafted groups log directory (test/support/groups-scenario.ts: keys and
+ * values of `__consumer_offsets` from the independent Python codec): the group list, a group's
+ * offsets with the kafka-consumer-groups.sh columns plus record lag and diagnosis, the commit-history
+ * chart, the diagnosis badge jumping to the records at the committed offset, the absent
+ * `__consumer_offsets` partitions named, and the hole map marking the groups' committed offsets.
+ * Screenshots: `groups.png`, `groups-dark.png`, `groups-hole-map.png`.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildGroupsScenario, SCENARIO_NOW } from '../../support/groups-scenario.ts';
+import { SCREENSHOTS, expect, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
+
+test.use({ viewport: VIEWPORT });
+
+let tmp: string;
+let logDir: string;
+
+test.beforeAll(() => {
+  tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-groups-')));
+  logDir = join(tmp, 'kafka-logs');
+  buildGroupsScenario(logDir);
+});
+test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+test('groups, offsets with diagnosis, commit history, the jump to records, and the hole map marks', async ({ page, bridge }) => {
+  await openFolder(page, bridge.url, logDir);
+  await selectPartition(page, 'orders-0');
+  await page.getByTestId('tab-groups').click();
+  await page.getByTestId('groups-now').fill(String(SCENARIO_NOW));
+  await page.getByTestId('groups-load').click();
+  await expect(page.getByTestId('groups-summary')).toContainText('15 groups');
+  await expect(page.getByTestId('groups-absent')).toContainText('of the 50 __consumer_offsets partitions');
+  await expect(page.getByTestId('groups-problem')).toHaveCount(2);
+
+  // g-ok: classic, Stable, one member; the offsets table has the describe columns
+  await page.locator('[data-testid=groups-row][data-group="g-ok"]').click();
+  await expect(page.getByTestId('groups-detail')).toContainText('g-ok');
+  const row = page.locator('[data-testid=groups-offset-row][data-topic="orders"]');
+  await expect(row).toContainText('ok-m1');
+  await expect(row).toContainText('/10.0.0.7');
+  await expect(row.locator('div').nth(2)).toHaveText('4');
+  await expect(row.locator('div').nth(3)).toHaveText('10');
+  await expect(row.locator('div').nth(4)).toHaveText('6');
+  await expect(page.getByTestId('groups-history')).toHaveAttribute('data-points', '3');
+  await expect(page.locator('[data-testid=groups-history] canvas').first()).toBeVisible();
+  await expect(page.getByTestId('groups-members')).toContainText('client-ok-m1');
+  await page.screenshot({ path: `${SCREENSHOTS}/groups.png` });
+
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.waitForTimeout(200);
+  await page.screenshot({ path: `${SCREENSHOTS}/groups-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+
+  // g-hole: in a hole of compacted-0; the badge shows the records there
+  await page.locator('[data-testid=groups-row][data-group="g-hole"]').click();
+  const hole = page.locator('[data-testid=groups-offset-row][data-topic="compacted"]');
+  await expect(hole).toHaveAttribute('data-diagnosis', 'in-hole');
+  await expect(page.getByTestId('groups-offset-detail')).toContainText('the consumer continues at 5');
+  await hole.getByTestId('groups-diagnosis').click();
+  await expect(page.getByTestId('tab-records')).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('partition-header')).toContainText('compacted-0');
+  await expect(page.locator('[data-testid=record-row][data-offset="5"]')).toBeVisible();
+
+  // the hole map of orders-0 marks the committed offsets of its groups
+  await selectPartition(page, 'orders-0');
+  await page.getByTestId('tab-holes').click();
+  await expect(page.getByTestId('holes-group-marks')).toContainText('g-ok @ 4');
+  await expect(page.getByTestId('hole-map')).toHaveAttribute('data-group-marks', /g-ok@4/);
+  await page.screenshot({ path: `${SCREENSHOTS}/groups-hole-map.png` });
+});
