@@ -154,8 +154,8 @@ export const cleanupPartitionOutcome = z.object({
 /** Topic config overrides as the user typed them: Kafka name → value text (validated by the engine's parser). */
 export const configOverrides = z.record(z.string().max(100), z.string().max(200));
 
-/** What `cleanup.plan` and `cleanup.run` take (`run` adds `planId`). */
-export const cleanupRequestShape = {
+/** The request of `cleanup.plan` (and, extended with `planId`, of `cleanup.run`). Unknown fields are refused. */
+export const cleanupPlanRequest = z.strictObject({
   /** A partition folder, or a log directory / folder of log directories for all its partitions. */
   dir: pathText,
   operation: cleanupOperation,
@@ -179,7 +179,25 @@ export const cleanupRequestShape = {
     .min(48, { message: 'dedupeBufferSize must be at least 48 bytes (two offset-map entries)' })
     .max(2147483647, { message: 'dedupeBufferSize must be at most 2147483647 bytes: Kafka caps one cleaner thread\'s offset map (log.cleaner.dedupe.buffer.size / log.cleaner.threads) at Int.MaxValue' })
     .optional(),
-};
+});
+
+/** The request of `cleanup.run`: the previewed request and the preview's `planId` (refused as stale when the files or settings changed since). */
+export const cleanupRunRequest = cleanupPlanRequest.extend({ planId: z.string().min(1).max(200) });
+
+/** What `cleanup.plan` and `cleanup.run` both answer: the plan (or the run) of one folder. */
+export const cleanupOutcome = z.object({
+  /** Identifies the preview and the files it saw (names, sizes, mtimes, checkpoint entries); `cleanup.run` needs it. */
+  planId: z.string(),
+  /** The real folder previewed (or run). */
+  dir: z.string(),
+  operation: cleanupOperation,
+  /** The clock the plan used, ms since the epoch (the run uses the same). */
+  now: int64,
+  /** Where a run keeps the replaced files for Undo. */
+  trashDir: z.string(),
+  /** One outcome per partition: planned by `cleanup.plan`, measured after `cleanup.run`. */
+  partitions: z.array(cleanupPartitionOutcome),
+});
 
 /** One trash entry: the files a run replaced in one partition, kept so Undo can put them back. */
 export const trashEntry = z.object({

@@ -21,7 +21,7 @@
 import { z } from 'zod';
 import type { ErrorInfo } from './errors.ts';
 import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, type Json } from './wire.ts';
-import { cleanupOperation, cleanupPartitionOutcome, cleanupRequestShape, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
+import { cleanupOutcome, cleanupPartitionOutcome, cleanupPlanRequest, cleanupRunRequest, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
 import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
@@ -404,18 +404,8 @@ export const contract = {
 
   'cleanup.plan': job({
     doc: 'Previews retention or compaction of a partition folder (or of every partition under a log directory) without touching anything: segments deleted/rewritten/created, records removed per reason with their offset ranges, the new holes, bytes before/after, the notes explaining the decisions, and a planId fingerprinting the files it looked at. Runs in a worker thread; cancellable.',
-    request: z.strictObject(cleanupRequestShape),
-    result: z.object({
-      /** Identifies this preview and the files it saw (names, sizes, mtimes, checkpoint entries); `cleanup.run` needs it. */
-      planId: z.string(),
-      /** The real folder previewed. */
-      dir: z.string(),
-      operation: cleanupOperation,
-      /** The clock the plan used, ms since the epoch (the run uses the same). */
-      now: int64,
-      /** Where a run keeps the replaced files for Undo. */
-      trashDir: z.string(),
-      partitions: z.array(cleanupPartitionOutcome),
+    request: cleanupPlanRequest,
+    result: cleanupOutcome.extend({
       /** Files fingerprinted (partition files plus checkpoint entries). */
       fingerprintFiles: count,
     }),
@@ -424,15 +414,10 @@ export const contract = {
 
   'cleanup.run': job({
     doc: 'Runs the previewed retention or compaction (same request plus the planId of the preview): refused with `invalid-argument` (details.reason `plan-stale`) when the files or the settings changed since the preview. Crash-safe; replaced files go to the trash for Undo; progress and cancel (nothing changed when cancelled before the commit point). Emits log.changed. Needs "Open for writing".',
-    request: z.strictObject({ ...cleanupRequestShape, planId: z.string().min(1).max(200) }),
-    result: z.object({
+    request: cleanupRunRequest,
+    result: cleanupOutcome.extend({
       /** Groups the trash entries of this run (cleanup.undo reverses it whole). */
       runId: z.string(),
-      planId: z.string(),
-      dir: z.string(),
-      operation: cleanupOperation,
-      now: int64,
-      trashDir: z.string(),
       /** The reports measured after the run (`dryRun: false`). */
       partitions: z.array(cleanupPartitionOutcome),
       /** Partition folders whose files changed (or may have, for a failed partition). */

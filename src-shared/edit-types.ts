@@ -109,16 +109,15 @@ export const rollReason = z.enum(['segment.bytes', 'segment.ms', 'index-full', '
 /** Who holds the partition's writer lock (`klx-writer.lock`) right now, as a sentence; `stale` when its process is gone (it is taken over). */
 export const lockState = z.object({ holder: z.string(), stale: z.boolean() });
 
-/** What `edit.preview` answers: exactly what `edit.append` will do with the same request. */
-export const editPreview = z.object({
+/** Where an appended batch goes (or went): what `edit.preview` and `edit.append` both answer. */
+const batchPlacement = z.object({
+  /** The partition folder. */
   dir: z.string(),
-  topic: z.string(),
-  partition: count,
   /** First offset of the batch (= logEndOffset before the append). */
   baseOffset: int64,
   lastOffset: int64,
   recordCount: count,
-  /** Batch size in bytes (12 + batchLength), after compression. */
+  /** Batch size in bytes (12 + batchLength), after compression: the bytes written to the `.log`. */
   size: count,
   /** Byte position of the batch in its segment's `.log`. */
   position: count,
@@ -126,6 +125,12 @@ export const editPreview = z.object({
   segmentBaseOffset: int64,
   segmentFile: z.string(),
   segmentName: z.string(),
+});
+
+/** What `edit.preview` answers: exactly what `edit.append` will do with the same request. */
+export const editPreview = batchPlacement.extend({
+  topic: z.string(),
+  partition: count,
   /** True when a new segment is created first (rolled, or the partition has none). */
   newSegment: z.boolean(),
   /** Why the active segment is rolled first, or null. */
@@ -160,17 +165,7 @@ export const editPreview = z.object({
 });
 
 /** What `edit.append` answers once the batch is fsynced and the checkpoints updated. */
-export const editAppendResult = z.object({
-  dir: z.string(),
-  baseOffset: int64,
-  lastOffset: int64,
-  recordCount: count,
-  /** Bytes written to the `.log`. */
-  size: count,
-  position: count,
-  segmentBaseOffset: int64,
-  segmentFile: z.string(),
-  segmentName: z.string(),
+export const editAppendResult = batchPlacement.extend({
   /** A new segment was created first. */
   rolled: z.boolean(),
   rollReason: rollReason.nullable(),

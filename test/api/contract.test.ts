@@ -59,6 +59,18 @@ describe('contract', () => {
     expect(keys('edit.append')).toEqual([...keys('edit.preview'), 'fingerprint'].sort());
   });
 
+  it('cleanup.run takes exactly the fields of cleanup.plan plus the planId; both answer the same outcome fields', () => {
+    const plan = { dir: '/logs/t-0', operation: 'compaction' };
+    expect(contract['cleanup.plan'].request.safeParse(plan).success).toBe(true);
+    expect(contract['cleanup.plan'].request.safeParse({ ...plan, planId: 'p' }).success).toBe(false);
+    expect(contract['cleanup.run'].request.safeParse(plan).success).toBe(false);
+    expect(contract['cleanup.run'].request.safeParse({ ...plan, planId: 'p' }).success).toBe(true);
+    const keys = (schema: z.ZodType) => Object.keys((z.toJSONSchema(schema, { io: 'input' }) as { properties: object }).properties).sort();
+    expect(keys(contract['cleanup.run'].request)).toEqual([...keys(contract['cleanup.plan'].request), 'planId'].sort());
+    expect(keys(contract['cleanup.plan'].result)).toEqual(['dir', 'fingerprintFiles', 'now', 'operation', 'partitions', 'planId', 'trashDir']);
+    expect(keys(contract['cleanup.run'].result)).toEqual(['changedDirs', 'dir', 'now', 'operation', 'partitions', 'planId', 'runId', 'trashDir', 'trashEntries']);
+  });
+
   it('isMethodName accepts only own contract keys', () => {
     expect(isMethodName('app.info')).toBe(true);
     for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', '']) expect(isMethodName(name), name).toBe(false);
