@@ -4,10 +4,12 @@
  * bytes last.
  */
 import { FormatRegistry } from './format.ts';
+import { avroContainerFormat, avroFormat } from './formats/avro.ts';
+import { confluentFormat } from './formats/confluent.ts';
 import { jsonFormat, msgpackFormat } from './formats/json.ts';
 import { PRIMITIVE_FORMATS } from './formats/primitives.ts';
 
 /** A new registry with every format. */
 export function defaultFormatRegistry(): FormatRegistry {
-  return new FormatRegistry([jsonFormat, msgpackFormat, ...PRIMITIVE_FORMATS]);
+  return new FormatRegistry([jsonFormat, confluentFormat, avroContainerFormat, avroFormat, msgpackFormat, ...PRIMITIVE_FORMATS]);
 }

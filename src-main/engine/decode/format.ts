@@ -226,6 +226,8 @@ function run(format: Format, bytes: Uint8Array | null, ctx: DecodeContext, reaso
  * - A named format decodes or fails with its error (no fallback).
  * - `auto`: formats ordered by {@link Format.detect} confidence (ties by registration order) are
  *   tried until one decodes; `reason` is the winner's detection reason, plus what was rejected before it.
+ *   When only the raw-bytes fallback would be left, the most confident candidate's error is returned
+ *   (e.g. `unknown schema id 12` rather than hex without a word).
  *
  * @throws FormatError `invalid` only when `choice` names no registered format.
  */
@@ -257,6 +259,8 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
   const rejected: string[] = [];
   let first: Decoded | null = null;
   for (const c of candidates) {
+    // Only the raw-bytes fallback is left: the best candidate's error says more than hex does.
+    if (first && c.d.confidence < 0.05) return first;
     const reason = rejected.length ? `${c.f.title}: ${c.d.reason} (not ${rejected.join('; not ')})` : `${c.f.title}: ${c.d.reason}`;
     const r = run(c.f, bytes, ctx, reason);
     // A format that claims the topic or found its schema is the answer even when it fails: its error is the news.

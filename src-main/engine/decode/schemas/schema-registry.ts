@@ -102,7 +102,7 @@ export class SchemaRegistry implements SchemaLookup {
   }
 
   forTopic(topic: string, side: 'key' | 'value'): SchemaEntry | undefined {
-    return this.topicSchemas.get(`${side}\u0000${topic}`) ?? this.bySubject(`${topic}-${side}`, 'latest');
+    return this.topicSchemas.get(`${side}\u0000${topic}`);
   }
 
   byId(id: number): SchemaEntry | undefined {

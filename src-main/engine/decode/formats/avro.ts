@@ -1,0 +1,200 @@
+/**
+ * Avro (Apache Avro 1.11 binary encoding) read with `avsc`: a datum written with a writer schema
+ * (from the Confluent wire format's schema id, or given for a topic), and Avro object container
+ * files (`Obj\x01` header, metadata map with `avro.schema`/`avro.codec`, blocks of
+ * count + size + data + 16-byte sync marker; codecs null, deflate, snappy with its CRC-32 trailer).
+ *
+ * int64 (`long`) values stay exact: a datum is read with avsc's fast long type and, only when it
+ * holds a long beyond ±2^53 (avsc refuses those: "potential precision loss"), read again with a long
+ * type that returns a `bigint` for those values. Compiled types are cached per schema entry.
+ */
+import { createRequire } from 'node:module';
+import { inflateRawSync } from 'node:zlib';
+import avro from 'avsc';
+import { FormatError, type Format, type FormatOutput } from '../format.ts';
+import type { SchemaEntry, SchemaLookup } from '../schemas/schema-registry.ts';
+
+/** A long type returning numbers within ±2^53 and `bigint` beyond (exact). */
+const exactLong = avro.types.LongType.__with({
+  fromBuffer(buf: Buffer): number | bigint {
+    const lo = buf.readUInt32LE(0);
+    const hi = buf.readInt32LE(4);
+    if (hi >= -0x200000 && hi < 0x200000) return hi * 4294967296 + lo;
+    return buf.readBigInt64LE(0);
+  },
+  toBuffer(v: number | bigint): Buffer {
+    const b = Buffer.alloc(8);
+    b.writeBigInt64LE(BigInt(v));
+    return b;
+  },
+  fromJSON: (v: unknown) => (typeof v === 'string' ? BigInt(v) : v),
+  toJSON: (v: number | bigint) => (typeof v === 'bigint' ? v.toString() : v),
+  isValid: (v: unknown) => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)),
+  compare: (a: number | bigint, b: number | bigint) => (a < b ? -1 : a > b ? 1 : 0),
+});
+
+/** The two compiled forms of one Avro schema. */
+export interface AvroTypes {
+  fast: avro.Type;
+  exact: avro.Type;
+}
+
+const compiled = new WeakMap<SchemaEntry, AvroTypes | FormatError>();
+
+function parseSchemaText(e: SchemaEntry): unknown {
+  try {
+    return JSON.parse(e.schema);
+  } catch {
+    // A bare primitive name ("string") is valid Avro schema text too.
+    return e.schema.trim();
+  }
+}
+
+/**
+ * Compiles an Avro schema entry and the named types its references define (each referenced
+ * subject/version first, into the same avsc registry, as Schema Registry resolves them).
+ * @throws FormatError `schema` when the text or a reference does not compile.
+ */
+export function avroTypesOf(e: SchemaEntry, schemas: SchemaLookup | null | undefined): AvroTypes {
+  const had = compiled.get(e);
+  if (had instanceof FormatError) throw had;
+  if (had) return had;
+  try {
+    const build = (longType?: avro.Type): avro.Type => {
+      const registry: Record<string, avro.Type> = longType ? { long: longType } : {};
+      const seen = new Set<SchemaEntry>();
+      const addRefs = (x: SchemaEntry) => {
+        for (const r of x.references) {
+          const dep = schemas?.bySubject(r.subject, r.version);
+          if (!dep) throw new Error(`reference ${r.name} (${r.subject} v${r.version}) is not in any schema source`);
+          if (seen.has(dep)) continue;
+          seen.add(dep);
+          addRefs(dep);
+          avro.Type.forSchema(parseSchemaText(dep) as avro.Schema, { registry, wrapUnions: 'auto' });
+        }
+      };
+      addRefs(e);
+      return avro.Type.forSchema(parseSchemaText(e) as avro.Schema, { registry, wrapUnions: 'auto' });
+    };
+    const types = { fast: build(), exact: build(exactLong) };
+    compiled.set(e, types);
+    return types;
+  } catch (err) {
+    const fe = new FormatError('schema', 0, `Avro schema ${describe(e)} does not compile: ${err instanceof Error ? err.message : String(err)}`);
+    compiled.set(e, fe);
+    throw fe;
+  }
+}
+
+/** `id 7 (orders-value v1)` or `orders-value v1` for an entry. */
+export function describe(e: SchemaEntry): string {
+  return e.id > 0 ? `id ${e.id} (${e.subject} v${e.version})` : `${e.subject} v${e.version}`;
+}
+
+/**
+ * Reads one Avro datum from `b[start..]`.
+ * @param start where the datum starts inside `b` (5 after Confluent framing), for error positions
+ * @throws FormatError `truncated` when the datum needs more bytes than there are.
+ * @returns the value, where it ends, and, when bytes are left after it, a note saying how many
+ */
+export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): { value: unknown; end: number; leftover?: string } {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let r: { value: unknown; offset: number };
+  try {
+    r = types.fast.decode(buf, start);
+  } catch (err) {
+    if (!(err instanceof Error && /precision loss/.test(err.message))) throw new FormatError('invalid', start, `Avro: ${err instanceof Error ? err.message : String(err)}`);
+    r = types.exact.decode(buf, start);
+  }
+  if (r.offset < 0) throw new FormatError('truncated', b.byteLength, `Avro: read past the end of the ${b.byteLength - start}-byte datum (bytes ${start}–${b.byteLength - 1})`);
+  return r.offset < b.byteLength
+    ? { value: r.value, end: r.offset, leftover: `Avro: ${b.byteLength - r.offset} bytes left after the datum (it ends at byte ${r.offset} of ${b.byteLength})` }
+    : { value: r.value, end: r.offset };
+}
+
+/** Plain Avro datum with the schema given for the topic's key or value (no framing). */
+export const avroFormat: Format = {
+  name: 'avro',
+  title: 'Avro (plain datum, schema given for the topic)',
+  detect(b, ctx) {
+    const e = ctx.schemas?.forTopic(ctx.topic, ctx.side);
+    if (!e || e.schemaType !== 'AVRO') return null;
+    if (b[0] === 0 && b.byteLength >= 5 && ctx.schemas?.byId(new DataView(b.buffer, b.byteOffset, b.byteLength).getUint32(1))) return null;
+    return { confidence: 0.7, reason: `plain Avro datum with the schema given for ${ctx.topic} ${ctx.side}s (${e.source})` };
+  },
+  decode(b, ctx): FormatOutput {
+    const e = ctx.schemas?.forTopic(ctx.topic, ctx.side);
+    if (!e || e.schemaType !== 'AVRO') throw new FormatError('schema', 0, `no Avro schema given for ${ctx.topic} ${ctx.side}s (give ${ctx.topic}-${ctx.side}.avsc with --schemas or in the schema settings)`);
+    const { value, leftover } = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 0);
+    return { json: value, subject: e.subject, version: e.version, ...(leftover ? { error: leftover, errorCode: 'invalid' as const } : {}) };
+  },
+};
+
+const HEADER = avro.Type.forSchema({
+  type: 'record',
+  name: 'org.apache.avro.file.Header',
+  fields: [
+    { name: 'magic', type: { type: 'fixed', name: 'Magic', size: 4 } },
+    { name: 'meta', type: { type: 'map', values: 'bytes' } },
+    { name: 'sync', type: { type: 'fixed', name: 'Sync', size: 16 } },
+  ],
+});
+const LONG = avro.Type.forSchema('long');
+
+let snappyLib: { uncompressSync(b: Buffer): Buffer | string } | null = null;
+function snappy(): { uncompressSync(b: Buffer): Buffer | string } {
+  return (snappyLib ??= createRequire(import.meta.url)('snappy') as { uncompressSync(b: Buffer): Buffer | string });
+}
+
+/** The records of an Avro object container file, with its writer schema and codec. */
+export function readAvroContainer(b: Uint8Array): { schema: unknown; codec: string; records: unknown[] } {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const h = HEADER.decode(buf, 0) as { value: { magic: Buffer; meta: Record<string, Buffer>; sync: Buffer }; offset: number };
+  if (h.offset < 0) throw new FormatError('truncated', b.byteLength, `Avro container: the header needs more than the ${b.byteLength} bytes`);
+  const { meta, sync } = h.value;
+  if (!h.value.magic.equals(Buffer.from('Obj\u0001', 'latin1'))) throw new FormatError('invalid', 0, 'Avro container: no Obj\\x01 magic');
+  const schemaText = meta['avro.schema']?.toString('utf8');
+  if (!schemaText) throw new FormatError('schema', 4, 'Avro container: no avro.schema in the header');
+  const codec = meta['avro.codec']?.toString('utf8') ?? 'null';
+  const entry: SchemaEntry = { id: 0, subject: 'container file', version: 0, schemaType: 'AVRO', schema: schemaText, references: [], deleted: false, source: 'the file header' };
+  const types = avroTypesOf(entry, null);
+  const records: unknown[] = [];
+  let pos = h.offset;
+  while (pos < buf.length) {
+    const c = LONG.decode(buf, pos);
+    if (c.offset < 0) throw new FormatError('truncated', pos, `Avro container: block count cut at byte ${pos}`);
+    const s = LONG.decode(buf, c.offset);
+    if (s.offset < 0) throw new FormatError('truncated', c.offset, `Avro container: block size cut at byte ${c.offset}`);
+    const count = c.value as number;
+    const size = s.value as number;
+    const dataAt = s.offset;
+    if (dataAt + size + 16 > buf.length) throw new FormatError('truncated', buf.length, `Avro container: block at byte ${pos} needs ${size + 16} bytes, ${buf.length - dataAt} left`);
+    let data = buf.subarray(dataAt, dataAt + size);
+    if (codec === 'deflate') data = inflateRawSync(data);
+    else if (codec === 'snappy') {
+      const raw = snappy().uncompressSync(data.subarray(0, data.length - 4));
+      data = typeof raw === 'string' ? Buffer.from(raw, 'latin1') : raw;
+    } else if (codec !== 'null') throw new FormatError('invalid', 4, `Avro container: codec ${codec} is not supported (null, deflate, snappy are)`);
+    if (!buf.subarray(dataAt + size, dataAt + size + 16).equals(sync)) throw new FormatError('invalid', dataAt + size, `Avro container: sync marker expected at byte ${dataAt + size}`);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const r = readAvroDatum(types, data, at);
+      records.push(r.value);
+      at = r.end;
+    }
+    pos = dataAt + size + 16;
+  }
+  return { schema: JSON.parse(schemaText), codec, records };
+}
+
+/** An Avro object container file held in a key or value. */
+export const avroContainerFormat: Format = {
+  name: 'avro-file',
+  title: 'Avro container file',
+  detect(b) {
+    return b.byteLength >= 4 && b[0] === 0x4f && b[1] === 0x62 && b[2] === 0x6a && b[3] === 1 ? { confidence: 0.95, reason: 'starts with Obj\\x01: an Avro object container file' } : null;
+  },
+  decode(b): FormatOutput {
+    return { json: readAvroContainer(b) };
+  },
+};

@@ -1,0 +1,88 @@
+/**
+ * The Confluent Schema Registry wire format (`KafkaAvroSerializer`, `KafkaProtobufSerializer`,
+ * `KafkaJsonSchemaSerializer`): magic byte 0, the schema id as a big-endian int32, then the body —
+ * an Avro datum, Protobuf message indexes + message, or JSON text — read with the schema that id
+ * has in the session's schema sources (the offline registry rebuilt from `_schemas` topics, user
+ * files). JSON Schema bodies are validated with `ajv` when the schema compiles; a value that does
+ * not validate keeps its JSON and gets the validation error beside it.
+ */
+import Ajv from 'ajv';
+import { FormatError, type DecodeContext, type Format, type FormatOutput } from '../format.ts';
+import type { SchemaEntry } from '../schemas/schema-registry.ts';
+import { avroTypesOf, describe, readAvroDatum } from './avro.ts';
+import { parseJsonBytes } from './json.ts';
+import { messageTypeAt, protoFileOf, readProtoMessage } from './protobuf.ts';
+
+/** The schema id of Confluent-framed bytes, or null when they are not framed. */
+export function confluentSchemaId(b: Uint8Array): number | null {
+  if (b.byteLength < 5 || b[0] !== 0) return null;
+  return ((b[1]! << 24) >>> 0) + (b[2]! << 16) + (b[3]! << 8) + b[4]!;
+}
+
+const TYPE_NAME = { AVRO: 'Avro', PROTOBUF: 'Protobuf', JSON: 'JSON Schema' } as const;
+
+function sourceText(e: SchemaEntry): string {
+  return e.source;
+}
+
+type Validator = ((v: unknown) => boolean) & { errors?: { instancePath?: string; message?: string }[] | null };
+const validators = new WeakMap<SchemaEntry, Validator | string>();
+let ajv: Ajv | null = null;
+
+function validatorOf(e: SchemaEntry, ctx: DecodeContext): Validator | string {
+  const had = validators.get(e);
+  if (had !== undefined) return had;
+  let v: Validator | string;
+  try {
+    ajv ??= new Ajv({ strict: false, allErrors: false, validateSchema: false });
+    for (const r of e.references) {
+      const dep = ctx.schemas?.bySubject(r.subject, r.version);
+      if (dep && !ajv.getSchema(r.name)) ajv.addSchema(JSON.parse(dep.schema) as object, r.name);
+    }
+    const schema = JSON.parse(e.schema) as Record<string, unknown>;
+    const { $id: _ignored, ...rest } = schema;
+    v = ajv.compile(rest) as Validator;
+  } catch (err) {
+    v = `JSON Schema ${describe(e)} not used for validation: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  validators.set(e, v);
+  return v;
+}
+
+/** Confluent-framed Avro / Protobuf / JSON Schema, by the schema the id names. */
+export const confluentFormat: Format = {
+  name: 'confluent',
+  title: 'Confluent Schema Registry framing',
+  detect(b, ctx) {
+    const id = confluentSchemaId(b);
+    if (id === null || id === 0) return null;
+    const e = ctx.schemas?.byId(id);
+    if (e) return { confidence: 0.95, reason: `Confluent framing, schema id ${id} (${TYPE_NAME[e.schemaType]}, ${e.subject} v${e.version}${e.deleted ? ', soft-deleted' : ''}) found in ${sourceText(e)}` };
+    return { confidence: 0.45, reason: `magic byte 0 and schema id ${id}: Confluent framing` };
+  },
+  decode(b, ctx): FormatOutput {
+    const id = confluentSchemaId(b);
+    if (id === null) throw new FormatError(b.byteLength < 5 ? 'truncated' : 'invalid', b.byteLength < 5 ? b.byteLength : 0, b.byteLength < 5 ? `Confluent framing: needs 5 bytes (magic 0 + schema id), got ${b.byteLength}` : `Confluent framing: magic byte is ${b[0]}, not 0`);
+    const e = ctx.schemas?.byId(id);
+    if (!e) {
+      const none = !ctx.schemas || ctx.schemas.all().length === 0;
+      throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);
+    }
+    const meta = { schemaId: id, subject: e.subject, version: e.version };
+    if (e.schemaType === 'AVRO') {
+      const { value, leftover } = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 5);
+      return { json: value, ...meta, ...(leftover ? { error: leftover, errorCode: 'invalid' as const } : {}) };
+    }
+    if (e.schemaType === 'PROTOBUF') {
+      const file = protoFileOf(e, ctx.schemas);
+      const { type, at } = messageTypeAt(file, e, b, 5);
+      return { json: readProtoMessage(type, b, at), ...meta };
+    }
+    const json = parseJsonBytes(b.subarray(5));
+    const v = validatorOf(e, ctx);
+    if (typeof v === 'string') return { json, ...meta };
+    if (v(json)) return { json, ...meta };
+    const first = v.errors?.[0];
+    return { json, ...meta, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' };
+  },
+};

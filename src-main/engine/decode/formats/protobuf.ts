@@ -1,0 +1,185 @@
+/**
+ * Protobuf messages in the Confluent wire format, read with `protobufjs`: after the magic byte
+ * and the 4-byte schema id come the message indexes (a zig-zag varint count, then that many
+ * zig-zag varints: the path from the schema file's top-level messages through nested ones; the
+ * single byte 0 stands for [0], the first message), then the message.
+ *
+ * Schemas are `.proto` text compiled with protobufjs's parser (field names kept as written), with
+ * their imports: referenced subjects/versions (Schema Registry's `references`, matched by import
+ * path) and Google's well-known types bundled with protobufjs. Compiled roots are cached per
+ * schema entry. Output is the proto3 JSON mapping (int64 as decimal strings, enums by name, bytes
+ * as base64), as Confluent's and Google's JSON printers write it.
+ */
+import protobuf from 'protobufjs';
+import { FormatError } from '../format.ts';
+import type { SchemaEntry, SchemaLookup } from '../schemas/schema-registry.ts';
+import { describe } from './avro.ts';
+
+/** A compiled .proto file: its top-level messages in declaration order (message index 0, 1, …). */
+export interface ProtoFile {
+  root: protobuf.Root;
+  messages: protobuf.Type[];
+}
+
+const compiled = new WeakMap<SchemaEntry, ProtoFile | FormatError>();
+
+/** Fractional seconds as the proto3 JSON mapping prints them: 0, 3, 6 or 9 digits. */
+function fraction(nanos: number): string {
+  if (!nanos) return '';
+  const t = String(Math.abs(nanos)).padStart(9, '0');
+  return `.${t.endsWith('000000') ? t.slice(0, 3) : t.endsWith('000') ? t.slice(0, 6) : t}`;
+}
+
+type Wrapped = { toObject(m: protobuf.Message, o?: protobuf.IConversionOptions, d?: number): Record<string, unknown>; fromObject(o: Record<string, unknown>, d?: number): protobuf.Message };
+type WellKnown = { seconds?: { toString(): string } | number; nanos?: number };
+
+// google.protobuf.Timestamp and Duration in their proto3 JSON forms ("2024-01-01T00:00:00Z", "1.5s"),
+// as Google's and Confluent's JSON printers write them (protobufjs's own mapping is {seconds, nanos}).
+const wrappers = protobuf.wrappers as Record<string, Wrapped>;
+wrappers['.google.protobuf.Timestamp'] ??= {
+  fromObject(this: Wrapped, o, d) {
+    return this.fromObject(o, d);
+  },
+  toObject(this: Wrapped, m, o, d) {
+    if (!o?.json) return this.toObject(m, o, d);
+    const t = m as unknown as WellKnown;
+    const ms = Number(String(t.seconds ?? 0)) * 1000;
+    const iso = new Date(ms).toISOString().replace(/\.000Z$/, '');
+    return `${iso}${fraction(t.nanos ?? 0)}Z` as unknown as Record<string, unknown>;
+  },
+};
+wrappers['.google.protobuf.Duration'] ??= {
+  fromObject(this: Wrapped, o, d) {
+    return this.fromObject(o, d);
+  },
+  toObject(this: Wrapped, m, o, d) {
+    if (!o?.json) return this.toObject(m, o, d);
+    const t = m as unknown as WellKnown;
+    const sec = String(t.seconds ?? 0);
+    const neg = sec.startsWith('-') || (t.nanos ?? 0) < 0;
+    return `${neg && !sec.startsWith('-') ? '-' : ''}${sec}${fraction(t.nanos ?? 0)}s` as unknown as Record<string, unknown>;
+  },
+};
+const PARSE = { keepCase: true, alternateCommentMode: true };
+
+function typesIn(ns: protobuf.NamespaceBase): protobuf.Type[] {
+  return ns.nestedArray.filter((x): x is protobuf.Type => x instanceof protobuf.Type);
+}
+
+/** The top-level messages of a file's package, in declaration order (full names). */
+function declaredMessages(text: string): string[] {
+  const parsed = protobuf.parse(text, new protobuf.Root(), PARSE);
+  let ns: protobuf.NamespaceBase = parsed.root;
+  if (parsed.package) ns = parsed.root.lookup(parsed.package) as protobuf.NamespaceBase;
+  return typesIn(ns).map((t) => t.fullName);
+}
+
+/**
+ * Compiles a Protobuf schema entry with its imports.
+ * @throws FormatError `schema` when the text, an import or a reference does not compile.
+ */
+export function protoFileOf(e: SchemaEntry, schemas: SchemaLookup | null | undefined): ProtoFile {
+  const had = compiled.get(e);
+  if (had instanceof FormatError) throw had;
+  if (had) return had;
+  try {
+    const root = new protobuf.Root();
+    const done = new Set<string>();
+    const load = (x: SchemaEntry, path: string) => {
+      if (done.has(path)) return;
+      done.add(path);
+      const parsed = protobuf.parse(x.schema, root, PARSE);
+      for (const imp of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) {
+        if (done.has(imp)) continue;
+        const ref = x.references.find((r) => r.name === imp);
+        if (ref) {
+          const dep = schemas?.bySubject(ref.subject, ref.version);
+          if (!dep) throw new Error(`import "${imp}" (${ref.subject} v${ref.version}) is not in any schema source`);
+          load(dep, imp);
+          continue;
+        }
+        const common = protobuf.common.get(imp);
+        if (common) {
+          done.add(imp);
+          root.addJSON(common.nested ?? {});
+          continue;
+        }
+        const bySubject = schemas?.bySubject(imp, 'latest');
+        if (bySubject) {
+          load(bySubject, imp);
+          continue;
+        }
+        throw new Error(`import "${imp}" has no reference and is not a well-known type`);
+      }
+    };
+    load(e, `\u0000${e.subject}`);
+    root.resolveAll();
+    const messages = declaredMessages(e.schema).map((n) => root.lookupType(n));
+    const file = { root, messages };
+    compiled.set(e, file);
+    return file;
+  } catch (err) {
+    const fe = new FormatError('schema', 0, `Protobuf schema ${describe(e)} does not compile: ${err instanceof Error ? err.message : String(err)}`);
+    compiled.set(e, fe);
+    throw fe;
+  }
+}
+
+function zigzag(b: Uint8Array, at: { pos: number }): number {
+  let v = 0;
+  let shift = 0;
+  for (;;) {
+    if (at.pos >= b.length) throw new FormatError('truncated', at.pos, `Protobuf: message index varint cut at byte ${at.pos}`);
+    const c = b[at.pos++]!;
+    v += (c & 0x7f) * 2 ** shift;
+    if ((c & 0x80) === 0) break;
+    shift += 7;
+    if (shift > 28) throw new FormatError('invalid', at.pos, 'Protobuf: message index varint longer than 5 bytes');
+  }
+  return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+}
+
+/**
+ * Reads the message indexes at `start` and returns the message type and where the message begins.
+ * @throws FormatError `message-index` when an index is not in the schema ("message index 3 out of range").
+ */
+export function messageTypeAt(file: ProtoFile, e: SchemaEntry, b: Uint8Array, start: number): { type: protobuf.Type; path: number[]; at: number } {
+  const cur = { pos: start };
+  const count = zigzag(b, cur);
+  const path: number[] = [];
+  if (count === 0) path.push(0);
+  else {
+    if (count < 0 || count > 64) throw new FormatError('message-index', start, `Protobuf: message index count ${count} is not valid`);
+    for (let i = 0; i < count; i++) path.push(zigzag(b, cur));
+  }
+  let list = file.messages;
+  let type: protobuf.Type | undefined;
+  for (let i = 0; i < path.length; i++) {
+    const ix = path[i]!;
+    type = list[ix];
+    if (!type) {
+      const where = i === 0 ? `the ${list.length} top-level messages of ${describe(e)}` : `the ${list.length} messages nested in ${path.slice(0, i).join('.')}`;
+      throw new FormatError('message-index', start, `Protobuf: message index ${ix} out of range (${where})`);
+    }
+    list = typesIn(type);
+  }
+  return { type: type!, path, at: cur.pos };
+}
+
+const TO_JSON: protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, json: true };
+
+/**
+ * Decodes a Protobuf message of `type` from `b[at..]` to its proto3 JSON object.
+ * @throws FormatError `truncated` / `invalid` with the byte position protobufjs stopped at.
+ */
+export function readProtoMessage(type: protobuf.Type, b: Uint8Array, at: number): Record<string, unknown> {
+  const reader = protobuf.Reader.create(b.subarray(at));
+  try {
+    return type.toObject(type.decode(reader), TO_JSON);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    const m = /index out of range: (\d+) \+ (\d+) > (\d+)/.exec(msg);
+    if (m) throw new FormatError('truncated', at + Number(m[1]), `Protobuf: read past the end at byte ${at + Number(m[1]) + Number(m[2])} of ${b.byteLength} (${type.name})`);
+    throw new FormatError('invalid', at + reader.pos, `Protobuf: ${msg} (${type.name})`);
+  }
+}
