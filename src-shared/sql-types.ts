@@ -31,11 +31,11 @@ export const CELL_BLOB_BYTES = 512;
 export const CELL_TEXT_CHARS = 2048;
 
 /** The tables and views of a table set, in the order the schema sidebar lists them. */
-export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', 'transactions', 'cluster_metadata', 'group_offsets', 'group_metadata', 'group_members', 'consumer_offsets'] as const;
+export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', 'transactions', 'cluster_metadata', 'group_offsets', 'group_metadata', 'group_members', 'consumer_offsets', 'schemas'] as const;
 
 /** One sentence per table, for the sidebar and completion (what the rows are, in Kafka's terms). */
 export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
-  records: 'One row per record on disk, in log order: offset, timestamp (ms), key/value bytes and UTF-8 text, headers, tombstone/control/transaction flags, batch and segment.',
+  records: 'One row per record on disk, in log order: offset, timestamp (ms) and timestamp_utc, key/value bytes and UTF-8 text, headers, tombstone/control/transaction flags, batch and segment, and the decoded key/value (key_format, value_format, key_decoded, value_decoded JSON, schema_id, decode_error).',
   latest: 'The record with the highest offset of each key, tombstones included: what compaction keeps. No keyless, control, aborted or below-logStartOffset records.',
   state: 'latest without tombstones: the current value of each key, as a consumer reading from the start rebuilds it.',
   segments: 'One row per segment: baseOffset, next offset, file, sizes of .log and indexes, batch and record counts, active or closed.',
@@ -50,6 +50,7 @@ export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
   aborted_transactions: 'Transactions closed by an ABORT marker: producer, first and last offset.',
   transactions: 'One row per __transaction_state record (tombstones included): transactional id, producer id/epoch, state, timeout, partitions, timestamps, as the transaction coordinator wrote it.',
   cluster_metadata: 'One row per KRaft __cluster_metadata record: record_offset, type, version and data as kafka-dump-log --cluster-metadata-decoder prints them.',
+  schemas: 'Schema Registry schemas rebuilt from the _schemas topics of this folder (latest state, deletes honoured) and schema files given: id, subject, version, type, text, references.',
 };
 
 /** A column of a table or of a result: name and DuckDB type (`BIGINT`, `BLOB`, `STRUCT("key" VARCHAR, "value" BLOB)[]`...). */

@@ -56,6 +56,8 @@ export class FormatError extends DecodeError {
     readonly code: DecodeErrorCode,
     position: number,
     reason: string,
+    /** The schema id the bytes named (Confluent framing), when known before the failure. */
+    readonly schemaId?: number,
   ) {
     super(position, reason);
     this.name = 'FormatError';
@@ -74,6 +76,8 @@ export interface DecodeContext {
   schemas?: SchemaLookup | null;
   /** Bytes above which nothing is decoded (`too-large`); default {@link DEFAULT_MAX_DECODE_BYTES}. */
   maxBytes?: number;
+  /** The control record type id (Kafka's `ControlRecordType`) when the record is a control record. */
+  controlType?: number;
 }
 
 /** How sure a format is that bytes are its own, and why (shown as auto's explanation). */
@@ -136,6 +140,8 @@ export class Decoded {
     readonly errorCode?: DecodeErrorCode,
     /** Byte position inside the key/value where the error was found. */
     readonly errorPosition?: number,
+    /** The schema id named by the bytes when decoding failed after reading it. */
+    private readonly failedSchemaId?: number,
   ) {}
 
   /** The decoded value (see {@link FormatOutput.json}); undefined when nothing was decoded. */
@@ -143,8 +149,9 @@ export class Decoded {
     return this.out?.json;
   }
 
+  /** The Confluent schema id (also when decoding with it failed, e.g. `unknown schema id 12`). */
   get schemaId(): number | undefined {
-    return this.out?.schemaId;
+    return this.out?.schemaId ?? this.failedSchemaId;
   }
 
   get subject(): string | undefined {
@@ -204,7 +211,7 @@ export class FormatRegistry {
 }
 
 function failure(format: string, reason: string, e: unknown): Decoded {
-  if (e instanceof FormatError) return new Decoded(format, reason, null, e.reason, e.code, e.position);
+  if (e instanceof FormatError) return new Decoded(format, reason, null, e.reason, e.code, e.position, e.schemaId);
   if (e instanceof DecodeError) return new Decoded(format, reason, null, e.reason, /past the end|needs \d+ bytes/.test(e.reason) ? 'truncated' : 'invalid', e.position);
   return new Decoded(format, reason, null, e instanceof Error ? e.message : String(e), 'invalid');
 }

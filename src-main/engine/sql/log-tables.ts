@@ -51,6 +51,7 @@ import type { PartitionLog } from '../log/partition-log.ts';
 import { scanHoles } from '../log/holes.ts';
 import { markerTypeOf, TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
 import { ColumnarAppender, SQL_TYPE_OF, type ColumnKind } from './columnar-appender.ts';
+import { DECODE_ROW_COLUMNS, DECODE_VIEW_COLUMNS_SQL, RecordRowDecoder, type DecodeTableOptions } from './decode-columns.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
@@ -64,7 +65,7 @@ export { DEFAULT_VALUE_CAP_BYTES };
 export const INTERNAL_SCHEMA = 'klx_internal';
 
 /** The tables and views a user queries. */
-export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', ...INTERNAL_TOPIC_TABLES, ...GROUP_TABLES] as const;
+export const USER_TABLES = ['records', 'latest', 'state', 'segments', 'batches', 'holes', 'partitions', 'damage', 'aborted_transactions', ...INTERNAL_TOPIC_TABLES, ...GROUP_TABLES, 'schemas'] as const;
 
 /** One column: name and how it is written. */
 type ColumnSpec = readonly [name: string, kind: ColumnKind];
@@ -85,6 +86,7 @@ const RECORD_ROW_COLUMNS = [
   ['batch_base_offset', 'int64'],
   ['segment_base_offset', 'int64'],
   ['position', 'int64'],
+  ...DECODE_ROW_COLUMNS,
 ] as const satisfies readonly ColumnSpec[];
 
 const BATCH_ROW_COLUMNS = [
@@ -236,6 +238,8 @@ function kindsOf(cols: readonly ColumnSpec[]): ColumnKind[] {
 export interface BuildLogTablesOptions extends LongReadOptions {
   /** Bytes of a value kept in `records.value` (default {@link DEFAULT_VALUE_CAP_BYTES}; ≥ 0). */
   valueCapBytes?: number;
+  /** How records are decoded into `key_decoded`/`value_decoded`/…; `false`: not at all (columns NULL). Default: auto. */
+  decode?: DecodeTableOptions | false;
 }
 
 /** Counts of what {@link buildLogTables} wrote. */
@@ -315,6 +319,8 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   const damageOut = await ColumnarAppender.create(connection, null, 'damage', kindsOf(DAMAGE_COLUMNS));
   const holeOut = await ColumnarAppender.create(connection, null, 'holes', kindsOf(HOLE_COLUMNS));
 
+  const rowDecoder = RecordRowDecoder.create(opened, opts.decode, R.key_format);
+  await rowDecoder.writeSchemasTable(connection);
   const totalBytes = parts.reduce((s, p) => s + p.log.logSize, 0);
   const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: 'build SQL tables', total: totalBytes });
   const aborted: AbortedRow[] = [];
@@ -389,7 +395,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
       tally.last = h.lastOffset;
       if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
       if (records) {
-        const n = writeRecordRows(recordOut, pid, segBase, h, records, cap);
+        const n = writeRecordRows(recordOut, pid, segBase, h, records, cap, rowDecoder, log.topic);
         tally.records += BigInt(n);
         partRecords += BigInt(n);
       }
@@ -553,6 +559,7 @@ function recordColumnsSql(topics: string, partitions: string): string {
     `r.segment_base_offset`,
     `r."position"`,
     `r.partition_id`,
+    DECODE_VIEW_COLUMNS_SQL,
   ].join(', ');
 }
 
@@ -631,7 +638,7 @@ function writeBatchRow(out: ColumnarAppender, pid: number, segBase: bigint, h: B
 }
 
 /** Writes the records of one batch; returns how many. */
-function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h: BatchHeader, records: readonly KafkaRecord[], cap: number): number {
+function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h: BatchHeader, records: readonly KafkaRecord[], cap: number, decoded: RecordRowDecoder, topic: string): number {
   const position = BigInt(h.position);
   for (const r of records) {
     out.int32(R.partition_id, pid);
@@ -655,6 +662,7 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h:
     out.int64(R.batch_base_offset, h.baseOffset);
     out.int64(R.segment_base_offset, segBase);
     out.int64(R.position, position);
+    decoded.write(out, topic, r, h.isControl);
     out.endRow();
   }
   return records.length;

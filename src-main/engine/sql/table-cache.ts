@@ -20,6 +20,7 @@
  *
  * The source folder is only read, never written.
  */
+import { decodeFingerprint } from './decode-columns.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,11 +68,12 @@ function filesOf(dir: string, root: string): string[] {
 /**
  * The fingerprint of an opened folder's state (see the module comment), as 64 hex digits.
  * @param valueCapBytes part of the fingerprint: a different cap gives different tables.
+ * @param decode part of the fingerprint: what decoding depends on (`decodeFingerprint`).
  * @throws KlxError `io-error` when a folder cannot be listed.
  */
-export function folderFingerprint(opened: OpenedLogs, valueCapBytes: number = DEFAULT_VALUE_CAP_BYTES): string {
+export function folderFingerprint(opened: OpenedLogs, valueCapBytes: number = DEFAULT_VALUE_CAP_BYTES, decode: string = decodeFingerprint(undefined)): string {
   const h = createHash('sha256');
-  h.update(`klx-sql-tables\t${LOG_TABLES_SCHEMA_VERSION}\tcap\t${valueCapBytes}\n`);
+  h.update(`klx-sql-tables\t${LOG_TABLES_SCHEMA_VERSION}\tcap\t${valueCapBytes}\tdecode\t${decode}\n`);
   for (const d of opened.logDirs) {
     h.update(`logdir\t${relative(opened.root, d.path)}\n`);
     for (const l of filesOf(d.path, opened.root)) h.update(l + '\n');
@@ -170,7 +172,8 @@ function removeStaleFiles(cacheDir: string, key: string, keep: string): void {
 export async function prepareLogTables(path: string, opts: TableCacheOptions = {}): Promise<PreparedTables> {
   const opened = openPath(path);
   const cap = opts.valueCapBytes ?? DEFAULT_VALUE_CAP_BYTES;
-  const fingerprint = folderFingerprint(opened, cap);
+  const decodeKey = decodeFingerprint(opts.decode);
+  const fingerprint = folderFingerprint(opened, cap, decodeKey);
   const key = cacheKey(opened.root);
   const state = fingerprint.slice(0, 16);
 
@@ -233,7 +236,7 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
   if (!persistent) return { root: opened.root, opened, dbPath: buildPath, fingerprint, reused: false, persistent: false, summary, release: releaseTemp(buildPath) };
 
   // A folder that changed while it was read gives tables of no single state: use them once, do not cache them.
-  if (folderFingerprint(opened, cap) !== fingerprint) {
+  if (folderFingerprint(opened, cap, decodeKey) !== fingerprint) {
     return { root: opened.root, opened, dbPath: buildPath, fingerprint, reused: false, persistent: false, summary, release: releaseTemp(buildPath) };
   }
   try {

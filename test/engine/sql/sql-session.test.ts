@@ -35,7 +35,7 @@ describe('read-only statements', () => {
       ['partition', 'INTEGER'],
       ['offset', 'BIGINT'],
     ]);
-    expect((await rows(s, 'SHOW TABLES')).map((r) => r.name)).toEqual(['aborted_transactions', 'batches', 'cluster_metadata', 'consumer_offsets', 'damage', 'group_members', 'group_metadata', 'group_offsets', 'holes', 'latest', 'partitions', 'records', 'segments', 'state', 'transactions']);
+    expect((await rows(s, 'SHOW TABLES')).map((r) => r.name)).toEqual(['aborted_transactions', 'batches', 'cluster_metadata', 'consumer_offsets', 'damage', 'group_members', 'group_metadata', 'group_offsets', 'holes', 'latest', 'partitions', 'records', 'schemas', 'segments', 'state', 'transactions']);
     const summary = await rows(s, 'SUMMARIZE SELECT "offset" FROM records');
     expect([summary[0]!.min, summary[0]!.max, summary[0]!.count]).toEqual(['0', '5', 6n]);
     expect((await rows(s, `PRAGMA table_info('state')`)).map((r) => r.name)).toContain('value_text');

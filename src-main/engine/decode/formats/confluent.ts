@@ -7,6 +7,7 @@
  * not validate keeps its JSON and gets the validation error beside it.
  */
 import Ajv from 'ajv';
+import { DecodeError } from '../decode-error.ts';
 import { FormatError, type DecodeContext, type Format, type FormatOutput } from '../format.ts';
 import type { SchemaEntry } from '../schemas/schema-registry.ts';
 import { avroTypesOf, describe, readAvroDatum } from './avro.ts';
@@ -63,6 +64,18 @@ export const confluentFormat: Format = {
   decode(b, ctx): FormatOutput {
     const id = confluentSchemaId(b);
     if (id === null) throw new FormatError(b.byteLength < 5 ? 'truncated' : 'invalid', b.byteLength < 5 ? b.byteLength : 0, b.byteLength < 5 ? `Confluent framing: needs 5 bytes (magic 0 + schema id), got ${b.byteLength}` : `Confluent framing: magic byte is ${b[0]}, not 0`);
+    try {
+      return decodeFramed(b, ctx, id);
+    } catch (err) {
+      if (err instanceof FormatError) throw new FormatError(err.code, err.position, err.reason, id);
+      if (err instanceof DecodeError) throw new FormatError('invalid', err.position, err.reason, id);
+      throw err;
+    }
+  },
+};
+
+function decodeFramed(b: Uint8Array, ctx: DecodeContext, id: number): FormatOutput {
+  {
     const e = ctx.schemas?.byId(id);
     if (!e) {
       const none = !ctx.schemas || ctx.schemas.all().length === 0;
@@ -84,5 +97,5 @@ export const confluentFormat: Format = {
     if (v(json)) return { json, ...meta };
     const first = v.errors?.[0];
     return { json, ...meta, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' };
-  },
-};
+  }
+}

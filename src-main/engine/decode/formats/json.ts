@@ -48,7 +48,8 @@ export const jsonFormat: Format = {
   title: 'JSON',
   detect(b, ctx) {
     if (SCHEMAS_TOPIC.test(ctx.topic)) return { confidence: 1, reason: `${ctx.topic} is Schema Registry's storage topic: JSON ${ctx.side}s` };
-    if (CONNECT_TOPIC.test(ctx.topic)) return { confidence: 1, reason: `${ctx.topic} is a Kafka Connect storage topic: JSON ${ctx.side}s` };
+    // Connect's configs and status topics have string keys (`connector-x`, `status-task-x-0`); offsets keys are JSON.
+    if (CONNECT_TOPIC.test(ctx.topic) && (ctx.side === 'value' || /offsets?$/i.test(ctx.topic))) return { confidence: 1, reason: `${ctx.topic} is a Kafka Connect storage topic: JSON ${ctx.side}s` };
     const c = firstNonSpace(b);
     if (c === 0x7b || c === 0x5b) return { confidence: 0.8, reason: `starts with ${String.fromCharCode(c)}: JSON text` };
     if (c === 0x22) return { confidence: 0.65, reason: 'a quoted JSON string' };

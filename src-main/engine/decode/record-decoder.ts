@@ -1,0 +1,119 @@
+/**
+ * The decode layer as the rest of the product uses it: one {@link RecordDecoder} per opened folder
+ * (or CLI run) holding the format registry, the schema sources (the offline registry rebuilt from
+ * the folder's `_schemas` partitions plus user schema files) and the per-topic/per-side format
+ * choices, decoding a record's key and value on request. Nothing is decoded ahead: callers decode
+ * the rows they show or the rows they write (SQL, exports).
+ *
+ * `auto` per record asks every format (see `format.ts`); when the winner for a topic's side was
+ * sure of itself (confidence ≥ 0.9: the topic's own format, a Confluent schema id found, an Avro
+ * container), the next record of that side tries it first and keeps it when it is still as sure,
+ * so a million framed records do not pay the whole detection each.
+ */
+import { relative } from 'node:path';
+import { defaultFormatRegistry } from './default-formats.ts';
+import { AUTO, choiceFor, Decoded, decodeBytes, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type FormatChoices, type FormatRegistry, type Side } from './format.ts';
+import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
+import { addSchemaFiles, registryFromSchemasTopics } from './schemas/schema-sources.ts';
+import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
+
+/** Options of a {@link RecordDecoder}. */
+export interface RecordDecoderOptions {
+  formats?: FormatRegistry;
+  schemas?: SchemaRegistry;
+  /** Per topic, the format of keys and values (absent = auto). */
+  choices?: FormatChoices;
+  /** Bytes above which a key/value is not decoded (`too large`); default 1 MiB. */
+  maxBytes?: number;
+}
+
+/** One record's key and value, decoded. */
+export interface DecodedRecord {
+  key: Decoded;
+  value: Decoded;
+}
+
+/** Decodes records' keys and values (see the module comment). */
+export class RecordDecoder {
+  readonly formats: FormatRegistry;
+  readonly schemas: SchemaRegistry;
+  choices: FormatChoices;
+  readonly maxBytes: number;
+  private readonly sure = new Map<string, { format: string; reason: string }>();
+
+  constructor(opts: RecordDecoderOptions = {}) {
+    this.formats = opts.formats ?? defaultFormatRegistry();
+    this.schemas = opts.schemas ?? new SchemaRegistry();
+    this.choices = opts.choices ?? {};
+    this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_DECODE_BYTES;
+  }
+
+  /** The choice in force for `topic`'s `side` (`auto` or a format name). */
+  choiceFor(topic: string, side: Side): string {
+    return choiceFor(this.choices, topic, side);
+  }
+
+  /** Replaces the choices (e.g. after the user picked a format); forgets auto's remembered picks. */
+  setChoices(choices: FormatChoices): void {
+    this.choices = choices;
+    this.sure.clear();
+  }
+
+  /**
+   * Decodes one key or value.
+   * @param key the record's key, when decoding its value
+   * @param controlType the control record type id when the record is a control record
+   * @param choice a format name or `auto`; default the topic's choice
+   */
+  decode(topic: string, side: Side, bytes: Uint8Array | null, key?: Uint8Array | null, controlType?: number, choice?: string): Decoded {
+    const ctx: DecodeContext = { topic, side, key, schemas: this.schemas, maxBytes: this.maxBytes, ...(controlType !== undefined ? { controlType } : {}) };
+    const c = choice ?? this.choiceFor(topic, side);
+    if (c !== AUTO || bytes === null) return decodeBytes(this.formats, bytes, ctx, c);
+    const slot = `${side}\u0000${topic}`;
+    const hit = this.sure.get(slot);
+    if (hit && bytes.byteLength <= this.maxBytes) {
+      const f = this.formats.get(hit.format)!;
+      const d = f.detect(bytes, ctx);
+      if (d && d.confidence >= 0.9) {
+        const r = decodeBytes(this.formats, bytes, ctx, hit.format);
+        return new Decoded(r.format, `${f.title}: ${d.reason}`, r.out, r.error, r.errorCode, r.errorPosition, r.schemaId);
+      }
+    }
+    const r = decodeBytes(this.formats, bytes, ctx, AUTO);
+    const f = this.formats.get(r.format);
+    if (f && r.ok) {
+      const d = f.detect(bytes, ctx);
+      if (d && d.confidence >= 0.9) this.sure.set(slot, { format: r.format, reason: r.reason });
+    }
+    return r;
+  }
+
+  /** Decodes a record's key and value with the topic's choices. */
+  decodeRecord(topic: string, key: Uint8Array | null, value: Uint8Array | null, controlType?: number): DecodedRecord {
+    return { key: this.decode(topic, 'key', key, null, controlType), value: this.decode(topic, 'value', value, key, controlType) };
+  }
+}
+
+/**
+ * Schema sources of an opened folder: the registry rebuilt from its `_schemas` partitions, then the
+ * schema files/folders/exports in `schemaPaths` (later ones replace earlier subject versions).
+ * @throws KlxError `not-found` / `invalid-argument` for a schema path (see `addSchemaFiles`).
+ */
+export function schemasOf(opened: OpenedLogs | null, schemaPaths: readonly string[] = []): { registry: SchemaRegistry; stats: SchemasTopicStats | null } {
+  let registry = new SchemaRegistry();
+  let stats: SchemasTopicStats | null = null;
+  if (opened) {
+    const parts = allPartitions(opened);
+    const r = registryFromSchemasTopics(
+      parts.map((p) => p.log),
+      (log) => {
+        const rel = relative(opened.root, log.dir) || `${log.topic}-${log.partition}`;
+        return `${rel} of ${opened.root}`;
+      },
+    );
+    registry = r.registry;
+    stats = r.stats;
+  }
+  for (const p of schemaPaths) addSchemaFiles(registry, p);
+  return { registry, stats };
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { RecordDecoder } from '../../../src-main/engine/decode/record-decoder.ts';
+import { recordsOf, walkLog } from '../../../src-main/engine/log/log-walk.ts';
+import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
+import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
+import { join } from 'node:path';
+
+/** Decodes every record of the partitions of `topic` in a real data set through the layer (auto). */
+function decodeAll(caseName: string, topic: string) {
+  const dec = new RecordDecoder();
+  const out = { records: 0, keyFormats: new Map<string, number>(), valueFormats: new Map<string, number>(), errors: [] as string[], samples: [] as string[] };
+  for (const { log } of allPartitions(openPath(join(REAL_DATA, caseName)))) {
+    if (log.topic !== topic) continue;
+    for (const e of walkLog(log)) {
+      if (e.type !== 'batch') continue;
+      const control = e.header.isControl;
+      if (control && topic !== '__cluster_metadata') continue;
+      for (const r of recordsOf(e)) {
+        out.records++;
+        const d = dec.decodeRecord(topic, r.key, r.value, control ? r.control?.typeId : undefined);
+        out.keyFormats.set(d.key.format, (out.keyFormats.get(d.key.format) ?? 0) + 1);
+        out.valueFormats.set(d.value.format, (out.valueFormats.get(d.value.format) ?? 0) + 1);
+        if (d.key.error) out.errors.push(`${log.topic}-${log.partition}@${r.offset} key: ${d.key.error}`);
+        if (d.value.error) out.errors.push(`${log.topic}-${log.partition}@${r.offset} value: ${d.value.error}`);
+        if (out.samples.length < 500 && !control) out.samples.push(`${d.key.text} => ${d.value.text}`);
+      }
+    }
+  }
+  return out;
+}
+
+describeRealData('internal topics through the decode layer (auto picks by topic name)', () => {
+  const offsetsCases = realDataCases().filter((c) => c !== 'kraft-metadata-small' && c !== 'kraft-3x-metadata-2seg');
+  it.each(offsetsCases)('%s: every __consumer_offsets record decodes, tombstones print <DELETE>', (c) => {
+    const r = decodeAll(c, '__consumer_offsets');
+    if (r.records === 0) return; // this set has no __consumer_offsets
+    expect(r.errors).toEqual([]);
+    expect([...r.keyFormats.keys()]).toEqual(['consumer-offsets']);
+    for (const f of r.valueFormats.keys()) expect(['consumer-offsets']).toContain(f);
+  });
+
+  it('kafka-0.10.1-magic1: old offset commit values (v0/v1) read by the layer', () => {
+    const r = decodeAll('kafka-0.10.1-magic1', '__consumer_offsets');
+    expect(r.records).toBeGreaterThan(0);
+    expect(r.samples.filter((x) => /^OffsetCommit · .+ · .+-\d+ => offset \d+.* · v[01]$/.test(x)).length).toBeGreaterThan(0);
+    expect(r.samples.filter((x) => /^GroupMetadata · .+ => consumer · gen \d+ · .+ · v[01]$/.test(x)).length).toBeGreaterThan(0);
+  });
+
+  it.each(['kraft-metadata-small', 'kraft-3x-metadata-2seg'])('%s: every __cluster_metadata record and KRaft control record decodes, as dump-log prints it', (c) => {
+    const r = decodeAll(c, '__cluster_metadata');
+    expect(r.records).toBeGreaterThan(0);
+    expect(r.errors).toEqual([]);
+    expect(r.samples[0]).toMatch(/^null => \{"type":"[A-Z_]+_RECORD","version":\d+,"data":\{/);
+  });
+});
+
+describe('auto remembers a sure pick per topic side', () => {
+  it('a second record of the same topic takes the remembered format and keeps the reason', () => {
+    const dec = new RecordDecoder();
+    const key = new Uint8Array([0, 1, 0, 1, 0x67, 0, 1, 0x74, 0, 0, 0, 3]); // OffsetCommit key v1: group "g", topic "t", partition 3
+    const a = dec.decode('__consumer_offsets', 'key', key);
+    const b = dec.decode('__consumer_offsets', 'key', key);
+    expect([a.format, a.text, b.format, b.text, b.reason]).toEqual(['consumer-offsets', 'OffsetCommit · g · t-3', 'consumer-offsets', 'OffsetCommit · g · t-3', a.reason]);
+    expect(dec.decode('__consumer_offsets', 'value', null, key).text).toBe('<DELETE>');
+    dec.setChoices({ __consumer_offsets: { key: 'hex' } });
+    expect(dec.decode('__consumer_offsets', 'key', key).text).toBe('000100016700017400000003');
+  });
+});
