@@ -18,7 +18,8 @@ import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { RecordDecoder } from '../src-main/engine/decode/record-decoder.ts';
 import { SchemaRegistry } from '../src-main/engine/decode/schemas/schema-registry.ts';
-import { createPartition, PartitionWriter } from '../src-main/engine/log/partition-writer.ts';
+import { createPartition } from '../src-main/engine/log/partition-create.ts';
+import { PartitionWriter } from '../src-main/engine/log/partition-writer.ts';
 import { SqlSession } from '../src-main/engine/sql/sql-session.ts';
 import { collectGarbage, fmt3, fmtInt, median, printTable, progress, timeIt, type BenchOptions } from './lib.ts';
 
@@ -135,11 +136,13 @@ export async function run(opts: BenchOptions): Promise<void> {
     }
     return s;
   };
-  const dec = new RecordDecoder({ schemas: registry() });
+  const auto = new RecordDecoder({ schemas: registry() });
+  const chosen = new RecordDecoder({ schemas: registry(), choices: { 'orders-avro': { value: 'confluent' }, 'orders-proto': { value: 'confluent' } } });
   const layer = (values: Buffer[], topic: string, choice?: string) => () => {
+    const dec = choice ? chosen : auto;
     let s = 0;
     for (let n = 0; n < N; n++) {
-      const d = dec.decode(topic, 'value', values[n]!, null, undefined, choice);
+      const d = dec.decode(topic, 'value', values[n]!, null);
       s += (d.json as { qty?: number }).qty ?? 0;
     }
     return s;

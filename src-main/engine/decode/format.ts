@@ -242,9 +242,7 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
   if (choice !== AUTO) {
     const format = registry.get(choice);
     if (!format) throw new FormatError('invalid', 0, `no format named ${JSON.stringify(choice)} (formats: ${registry.names().join(', ')})`);
-    const reason = `${format.title}: chosen for ${ctx.side}s of ${ctx.topic}`;
-    if (bytes !== null && bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge(format.name, reason, bytes, ctx);
-    return run(format, bytes, ctx, reason);
+    return decodeWith(format, bytes, ctx, chosenReason(format, ctx));
   }
   if (bytes === null) {
     for (const f of registry.all()) {
@@ -276,6 +274,17 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
     rejected.push(`${c.f.name}: ${r.error}`);
   }
   return first ?? new Decoded('bytes', 'no format recognised these bytes', { json: bytes });
+}
+
+/** auto's explanation of a format chosen by the user. */
+export function chosenReason(format: Format, ctx: DecodeContext): string {
+  return `${format.title}: chosen for ${ctx.side}s of ${ctx.topic}`;
+}
+
+/** Decodes with one format (the cap applies; failures become the result's error). */
+export function decodeWith(format: Format, bytes: Uint8Array | null, ctx: DecodeContext, reason: string): Decoded {
+  if (bytes !== null && bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge(format.name, reason, bytes, ctx);
+  return run(format, bytes, ctx, reason);
 }
 
 function tooLarge(format: string, reason: string, bytes: Uint8Array, ctx: DecodeContext): Decoded {

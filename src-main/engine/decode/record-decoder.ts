@@ -12,7 +12,7 @@
  */
 import { relative } from 'node:path';
 import { defaultFormatRegistry } from './default-formats.ts';
-import { AUTO, choiceFor, Decoded, decodeBytes, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type FormatChoices, type FormatRegistry, type Side } from './format.ts';
+import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeWith, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type Side } from './format.ts';
 import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
 import { addSchemaFiles, registryFromSchemasTopics } from './schemas/schema-sources.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
@@ -27,6 +27,18 @@ export interface RecordDecoderOptions {
   maxBytes?: number;
 }
 
+/** What a decoder keeps per topic side. */
+interface Slot {
+  choice: string;
+  /** The chosen format (null: auto). */
+  format: Format | null;
+  reason: string;
+  /** auto: the format that was sure of the last record, its detection reason and the full reason. */
+  sure: Format | null;
+  sureDetect?: string;
+  sureReason: string;
+}
+
 /** One record's key and value, decoded. */
 export interface DecodedRecord {
   key: Decoded;
@@ -39,7 +51,10 @@ export class RecordDecoder {
   readonly schemas: SchemaRegistry;
   choices: FormatChoices;
   readonly maxBytes: number;
-  private readonly sure = new Map<string, { format: string; reason: string }>();
+  /** Per side, per topic: the choice in force, its format and reason (chosen), or auto's sure pick. */
+  private readonly slots = { key: new Map<string, Slot>(), value: new Map<string, Slot>() };
+  /** One context object reused by every call (decoding is synchronous and formats keep no context). */
+  private readonly ctx: DecodeContext = { topic: '', side: 'value', key: null, schemas: null, maxBytes: DEFAULT_MAX_DECODE_BYTES };
 
   constructor(opts: RecordDecoderOptions = {}) {
     this.formats = opts.formats ?? defaultFormatRegistry();
@@ -56,7 +71,8 @@ export class RecordDecoder {
   /** Replaces the choices (e.g. after the user picked a format); forgets auto's remembered picks. */
   setChoices(choices: FormatChoices): void {
     this.choices = choices;
-    this.sure.clear();
+    this.slots.key.clear();
+    this.slots.value.clear();
   }
 
   /**
@@ -66,24 +82,38 @@ export class RecordDecoder {
    * @param choice a format name or `auto`; default the topic's choice
    */
   decode(topic: string, side: Side, bytes: Uint8Array | null, key?: Uint8Array | null, controlType?: number, choice?: string): Decoded {
-    const ctx: DecodeContext = { topic, side, key, schemas: this.schemas, maxBytes: this.maxBytes, ...(controlType !== undefined ? { controlType } : {}) };
-    const c = choice ?? this.choiceFor(topic, side);
-    if (c !== AUTO || bytes === null) return decodeBytes(this.formats, bytes, ctx, c);
-    const slot = `${side}\u0000${topic}`;
-    const hit = this.sure.get(slot);
-    if (hit && bytes.byteLength <= this.maxBytes) {
-      const f = this.formats.get(hit.format)!;
-      const d = f.detect(bytes, ctx);
-      if (d && d.confidence >= 0.9) {
-        const r = decodeBytes(this.formats, bytes, ctx, hit.format);
-        return new Decoded(r.format, `${f.title}: ${d.reason}`, r.out, r.error, r.errorCode, r.errorPosition, r.schemaId);
-      }
+    const ctx = this.ctx;
+    ctx.topic = topic;
+    ctx.side = side;
+    ctx.key = key ?? null;
+    ctx.schemas = this.schemas;
+    ctx.maxBytes = this.maxBytes;
+    ctx.controlType = controlType;
+    const slots = this.slots[side];
+    let slot = slots.get(topic);
+    if (!slot) {
+      const c = this.choiceFor(topic, side);
+      const format = c === AUTO ? null : this.formats.get(c);
+      if (format === undefined) return decodeBytes(this.formats, bytes, ctx, c); // throws: no such format
+      slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '' };
+      slots.set(topic, slot);
+    }
+    if (choice !== undefined && choice !== slot.choice) return decodeBytes(this.formats, bytes, ctx, choice);
+    if (slot.format) return decodeWith(slot.format, bytes, ctx, slot.reason);
+    if (bytes === null) return decodeBytes(this.formats, bytes, ctx, AUTO);
+    if (slot.sure && bytes.byteLength <= this.maxBytes) {
+      const d = slot.sure.detect(bytes, ctx);
+      if (d && d.confidence >= 0.9) return decodeWith(slot.sure, bytes, ctx, d.reason === slot.sureDetect ? slot.sureReason : `${slot.sure.title}: ${d.reason}`);
     }
     const r = decodeBytes(this.formats, bytes, ctx, AUTO);
     const f = this.formats.get(r.format);
     if (f && r.ok) {
       const d = f.detect(bytes, ctx);
-      if (d && d.confidence >= 0.9) this.sure.set(slot, { format: r.format, reason: r.reason });
+      if (d && d.confidence >= 0.9) {
+        slot.sure = f;
+        slot.sureDetect = d.reason;
+        slot.sureReason = r.reason;
+      }
     }
     return r;
   }

@@ -8,7 +8,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPartition, PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
+import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
+import { PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
 import { tempDir } from '../../support/log-builder.ts';
 import { REPO_ROOT } from '../../support/real-data.ts';
 

@@ -39,7 +39,14 @@ export interface AvroTypes {
   exact: avro.Type;
 }
 
-const compiled = new WeakMap<SchemaEntry, AvroTypes | FormatError>();
+/** Compiled types, kept on the entry itself (a symbol-keyed property: cheaper than a WeakMap per record). */
+const COMPILED = Symbol('avro types');
+const compiled = {
+  get: (e: SchemaEntry): AvroTypes | FormatError | undefined => (e as unknown as Record<symbol, AvroTypes | FormatError | undefined>)[COMPILED],
+  set: (e: SchemaEntry, v: AvroTypes | FormatError): void => {
+    (e as unknown as Record<symbol, AvroTypes | FormatError>)[COMPILED] = v;
+  },
+};
 
 function parseSchemaText(e: SchemaEntry): unknown {
   try {
@@ -98,7 +105,7 @@ export function describe(e: SchemaEntry): string {
  * @returns the value, where it ends, and, when bytes are left after it, a note saying how many
  */
 export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): { value: unknown; end: number; leftover?: string } {
-  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   let r: { value: unknown; offset: number };
   try {
     r = types.fast.decode(buf, start);

@@ -20,6 +20,9 @@ export function confluentSchemaId(b: Uint8Array): number | null {
   return ((b[1]! << 24) >>> 0) + (b[2]! << 16) + (b[3]! << 8) + b[4]!;
 }
 
+/** The detection of each known schema, made once (auto asks for every record). */
+const detections = new Map<SchemaEntry, { confidence: number; reason: string }>();
+
 const TYPE_NAME = { AVRO: 'Avro', PROTOBUF: 'Protobuf', JSON: 'JSON Schema' } as const;
 
 function sourceText(e: SchemaEntry): string {
@@ -58,7 +61,11 @@ export const confluentFormat: Format = {
     const id = confluentSchemaId(b);
     if (id === null || id === 0) return null;
     const e = ctx.schemas?.byId(id);
-    if (e) return { confidence: 0.95, reason: `Confluent framing, schema id ${id} (${TYPE_NAME[e.schemaType]}, ${e.subject} v${e.version}${e.deleted ? ', soft-deleted' : ''}) found in ${sourceText(e)}` };
+    if (e) {
+      let d = detections.get(e);
+      if (!d) detections.set(e, (d = { confidence: 0.95, reason: `Confluent framing, schema id ${id} (${TYPE_NAME[e.schemaType]}, ${e.subject} v${e.version}${e.deleted ? ', soft-deleted' : ''}) found in ${sourceText(e)}` }));
+      return d;
+    }
     return { confidence: 0.45, reason: `magic byte 0 and schema id ${id}: Confluent framing` };
   },
   decode(b, ctx): FormatOutput {
@@ -81,16 +88,21 @@ function decodeFramed(b: Uint8Array, ctx: DecodeContext, id: number): FormatOutp
       const none = !ctx.schemas || ctx.schemas.all().length === 0;
       throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);
     }
-    const meta = { schemaId: id, subject: e.subject, version: e.version };
     if (e.schemaType === 'AVRO') {
-      const { value, leftover } = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 5);
-      return { json: value, ...meta, ...(leftover ? { error: leftover, errorCode: 'invalid' as const } : {}) };
+      const r = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 5);
+      const out: FormatOutput = { json: r.value, schemaId: id, subject: e.subject, version: e.version };
+      if (r.leftover) {
+        out.error = r.leftover;
+        out.errorCode = 'invalid';
+      }
+      return out;
     }
     if (e.schemaType === 'PROTOBUF') {
       const file = protoFileOf(e, ctx.schemas);
       const { type, at } = messageTypeAt(file, e, b, 5);
-      return { json: readProtoMessage(type, b, at), ...meta };
+      return { json: readProtoMessage(type, b, at), schemaId: id, subject: e.subject, version: e.version };
     }
+    const meta = { schemaId: id, subject: e.subject, version: e.version };
     const json = parseJsonBytes(b.subarray(5));
     const v = validatorOf(e, ctx);
     if (typeof v === 'string') return { json, ...meta };

@@ -21,7 +21,14 @@ export interface ProtoFile {
   messages: protobuf.Type[];
 }
 
-const compiled = new WeakMap<SchemaEntry, ProtoFile | FormatError>();
+/** Compiled files, kept on the entry itself (a symbol-keyed property: cheaper than a WeakMap per record). */
+const COMPILED = Symbol('proto file');
+const compiled = {
+  get: (e: SchemaEntry): ProtoFile | FormatError | undefined => (e as unknown as Record<symbol, ProtoFile | FormatError | undefined>)[COMPILED],
+  set: (e: SchemaEntry, v: ProtoFile | FormatError): void => {
+    (e as unknown as Record<symbol, ProtoFile | FormatError>)[COMPILED] = v;
+  },
+};
 
 /** Fractional seconds as the proto3 JSON mapping prints them: 0, 3, 6 or 9 digits. */
 function fraction(nanos: number): string {
