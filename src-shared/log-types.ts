@@ -268,6 +268,18 @@ export const controlInfo = z.object({
   coordinatorEpoch: z.number().int().optional(),
 });
 
+/**
+ * A key or value as the decode layer read it (main decodes; the renderer shows): the format used,
+ * a one-line text (at most 512 characters; null when nothing decoded), the reason when it did not
+ * decode (`unknown schema id 12`, `too large`), the Confluent schema id when framed.
+ */
+export const decodedSummary = z.object({
+  format: z.string(),
+  text: z.string().nullable(),
+  error: z.string().optional(),
+  schemaId: z.number().int().optional(),
+});
+
 /** A record as the records table shows it. */
 export const recordRow = z.object({
   kind: z.literal('record'),
@@ -296,6 +308,9 @@ export const recordRow = z.object({
   control: controlInfo.nullable(),
   /** Data of an aborted transaction (read_uncommitted shows it; read_committed never returns it). */
   aborted: z.boolean(),
+  /** The key and value decoded with the topic's formats (absent on control records). */
+  keyDecoded: decodedSummary.optional(),
+  valueDecoded: decodedSummary.optional(),
 });
 
 /** A row of the records table. */
@@ -340,6 +355,7 @@ export type BytesPreview = z.infer<typeof bytesPreview>;
 export type HoleCause = z.infer<typeof holeCause>;
 export type HoleRow = z.infer<typeof holeRow>;
 export type RecordRow = z.infer<typeof recordRow>;
+export type DecodedSummary = z.infer<typeof decodedSummary>;
 export type TableRow = z.infer<typeof tableRow>;
 export type HoleTotal = z.infer<typeof holeTotal>;
 export type HoleBucket = z.infer<typeof holeBucket>;

@@ -175,7 +175,10 @@ function registerFetch(program: Command): void {
     .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
     .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
-    .option('--json', 'print NDJSON: one {"type":"record"} per record, then {"type":"end","nextOffset":...}')
+    .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
+    .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...)', 'auto')
+    .option('--value-format <format>', 'decode values as FORMAT (as --key-format)', 'auto')
+    .option('--schemas <path>', 'schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions beside DIR are read too', collect, [])
     .action(async (dir: string, opts: FetchCliOptions) => (await import('./commands/fetch.ts')).runFetch(dir, opts));
 }
 

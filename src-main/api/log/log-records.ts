@@ -27,6 +27,18 @@ import type { ParsedReq, Res } from '../../../src-shared/contract.ts';
 import type { HoleRow, TableRow } from '../../../src-shared/log-types.ts';
 import { rangeView } from '../core/log-cache.ts';
 import { batchRowOf, holeRowOf, readProblemOf, recordRowOf, s, sn } from './log-wire.ts';
+import type { RecordDecoder } from '../../engine/decode/record-decoder.ts';
+import type { Decoded } from '../../engine/decode/format.ts';
+import type { DecodedSummary } from '../../../src-shared/log-types.ts';
+
+/** The one-line summary of a decoded key/value sent with a table row (text cut at 512 characters). */
+export function summaryOf(d: Decoded): DecodedSummary {
+  const t = d.text;
+  const out: DecodedSummary = { format: d.format, text: t === null ? null : t.length > 512 ? `${t.slice(0, 511)}…` : t };
+  if (d.error !== undefined) out.error = d.error;
+  if (d.schemaId !== undefined) out.schemaId = d.schemaId;
+  return out;
+}
 
 /** Parses an int64 decimal string (already validated by the contract). */
 export function offsetOf(text: string): bigint {
@@ -71,7 +83,7 @@ function shownCauses(isolation: IsolationLevel): Set<OffsetHole['cause']> {
  * Merges a page's records with hole rows for every gap of `[lo, hi)` (see the module comment).
  * @param atEnd the page reaches the read limit: damage past the log end (a cut last batch) is shown too.
  */
-async function withHoles(log: PartitionLog, records: FetchedRecord[], problems: EngineReadProblem[], lo: bigint, hi: bigint, atEnd: boolean, isolation: IsolationLevel, previewBytes: number): Promise<TableRow[]> {
+async function withHoles(log: PartitionLog, records: FetchedRecord[], problems: EngineReadProblem[], lo: bigint, hi: bigint, atEnd: boolean, isolation: IsolationLevel, previewBytes: number, decoder?: RecordDecoder): Promise<TableRow[]> {
   const gaps: [bigint, bigint][] = [];
   let cur = lo;
   for (const r of records) {
@@ -79,7 +91,16 @@ async function withHoles(log: PartitionLog, records: FetchedRecord[], problems: 
     if (r.offset + 1n > cur) cur = r.offset + 1n;
   }
   if (cur < hi) gaps.push([cur, hi - 1n]);
-  const rows: { at: bigint; order: number; row: TableRow }[] = records.map((r) => ({ at: r.offset, order: 1, row: recordRowOf(r, previewBytes) }));
+  const rows: { at: bigint; order: number; row: TableRow }[] = records.map((r) => {
+    const row = recordRowOf(r, previewBytes);
+    // Only the rows of this page are decoded (what is on screen), never the log.
+    if (decoder && (!r.control || log.topic === '__cluster_metadata')) {
+      const d = decoder.decodeRecord(log.topic, r.key, r.value, r.control?.typeId);
+      row.keyDecoded = summaryOf(d.key);
+      row.valueDecoded = summaryOf(d.value);
+    }
+    return { at: r.offset, order: 1, row };
+  });
   if (gaps.length === 0 && !atEnd) return rows.map((x) => x.row);
 
   const holes = await holesIn(log, lo, hi);
@@ -160,7 +181,7 @@ function fallbackHole(from: bigint, to: bigint, g: GapContext): HoleRow {
 }
 
 /** `log.records`: one page of the records table (see the module comment and the contract). */
-export async function recordsPage(log: PartitionLog, req: ParsedReq<'log.records'>): Promise<Res<'log.records'>> {
+export async function recordsPage(log: PartitionLog, req: ParsedReq<'log.records'>, decoder?: RecordDecoder): Promise<Res<'log.records'>> {
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const firstBase = log.segments[0]?.baseOffset ?? logStart;
@@ -185,7 +206,7 @@ export async function recordsPage(log: PartitionLog, req: ParsedReq<'log.records
     atEnd = hi >= page.readLimit;
     lo = atStart ? startOfLog : page.prevOffset;
   }
-  const rows = await withHoles(log, page.records, page.problems, lo, hi, atEnd, req.isolation, req.previewBytes);
+  const rows = await withHoles(log, page.records, page.problems, lo, hi, atEnd, req.isolation, req.previewBytes, decoder);
   return {
     rows,
     from: s(target),

@@ -10,9 +10,18 @@
  * values base64, int64 beyond 2^53 as decimal strings), `{"type":"problem",...}` for damage met, and
  * a final `{"type":"end","nextOffset":...}`.
  *
+ * Keys and values are decoded by the decode layer (`--key-format` / `--value-format`, default `auto`;
+ * schemas from the `_schemas` partitions beside the partition and `--schemas PATH`): the text lines
+ * show the decoded text (or the bytes and the reason it did not decode), the JSON lines gain
+ * `keyFormat`, `valueFormat`, `keyDecoded`, `valueDecoded` (JSON, int64 exact), `schemaId` and
+ * `decodeError` (null when both decoded).
+ *
  * Also home of {@link openPartitionArg}, the DIR/--partition resolution shared by the read commands.
  */
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { RecordDecoder, schemasOf, type DecodedRecord } from '../../engine/decode/record-decoder.ts';
+import { toJsonText } from '../../engine/decode/json-text.ts';
+import { openLogDirectory } from '../../engine/log/log-dir.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
@@ -30,6 +39,45 @@ export interface FetchCliOptions {
   upTo: 'log-end' | 'high-watermark';
   partition?: string;
   json?: boolean;
+  /** Format of keys / values: a format name or `auto` (default). */
+  keyFormat?: string;
+  valueFormat?: string;
+  /** Schema files, folders or registry exports (repeatable). */
+  schemas?: string[];
+}
+
+/**
+ * The decoder of `klx fetch`/`klx dump`: schemas from the `_schemas` partitions of the partition's
+ * log directory plus `schemaPaths`; the formats given for `topic` (validated: an unknown name is a
+ * usage error listing the formats).
+ * @throws KlxError `invalid-argument` for an unknown format; `not-found` for a schema path.
+ */
+export function cliDecoder(log: PartitionLog, topic: string, keyFormat = 'auto', valueFormat = 'auto', schemaPaths: string[] = []): RecordDecoder {
+  let opened = null;
+  try {
+    opened = { root: dirname(log.dir), logDirs: [openLogDirectory(dirname(log.dir))] };
+  } catch {
+    opened = null;
+  }
+  const { registry } = schemasOf(opened, schemaPaths);
+  const dec = new RecordDecoder({ schemas: registry, choices: { [topic]: { key: keyFormat, value: valueFormat } } });
+  for (const f of [keyFormat, valueFormat]) {
+    if (f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
+  }
+  return dec;
+}
+
+/** The decode fields of a record's JSON line. */
+export function decodedJson(d: DecodedRecord): Record<string, unknown> {
+  const err = d.key.error !== undefined ? (d.value.error !== undefined ? `key: ${d.key.error}; ${d.value.error}` : `key: ${d.key.error}`) : (d.value.error ?? null);
+  return {
+    keyFormat: d.key.format,
+    valueFormat: d.value.format,
+    keyDecoded: d.key.ok ? (d.key.json ?? null) : null,
+    valueDecoded: d.value.ok ? (d.value.json ?? null) : null,
+    schemaId: d.value.schemaId ?? d.key.schemaId ?? null,
+    decodeError: err,
+  };
 }
 
 /**
@@ -81,7 +129,7 @@ export function fetchedRecordJson(r: FetchedRecord): Record<string, unknown> {
 }
 
 /** One line per record for people. */
-export function fetchedRecordText(r: FetchedRecord): string {
+export function fetchedRecordText(r: FetchedRecord, d?: DecodedRecord): string {
   const ts = r.timestamp >= 0n && r.timestamp < 8640000000000000n ? `${r.timestamp} (${new Date(Number(r.timestamp)).toISOString()})` : `${r.timestamp}`;
   const flags = [
     r.isTransactional && `txn producer ${r.producerId}`,
@@ -90,7 +138,13 @@ export function fetchedRecordText(r: FetchedRecord): string {
     r.crcValid === false && 'CRC MISMATCH',
   ].filter(Boolean);
   const headers = r.headers.length ? ` headers: ${r.headers.map((h) => `${h.key}=${preview(h.value)}`).join(',')}` : '';
-  const body = r.control ? '' : ` key: ${preview(r.key)} value: ${preview(r.value)}${headers}`;
+  const shown = (x: Uint8Array | null, dec: DecodedRecord['key'] | undefined) => {
+    if (!dec || x === null) return preview(x);
+    if (!dec.ok) return `${preview(x)} (${dec.format}: ${dec.error})`;
+    const t = dec.text ?? '';
+    return `${t.length > 200 ? `${t.slice(0, 200)}…` : t}${dec.error ? ` (${dec.error})` : ''}`;
+  };
+  const body = r.control ? '' : ` key: ${shown(r.key, d?.key)} value: ${shown(r.value, d?.value)}${headers}`;
   return `offset ${r.offset} ts ${ts}${body}${flags.length ? ` [${flags.join(', ')}]` : ''}`;
 }
 
@@ -110,11 +164,15 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
   if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
   const out = new OutputWriter(process.stdout);
+  const dec = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
   const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo } as const;
   let last: FetchResult | null = null;
   let printed = 0;
   const emit = async (r: FetchResult) => {
-    for (const rec of r.records) await out.line(opts.json ? JSON.stringify(fetchedRecordJson(rec)) : fetchedRecordText(rec));
+    for (const rec of r.records) {
+      const d = dec.decodeRecord(log.topic, rec.key, rec.value, rec.control ? rec.control.typeId : undefined);
+      await out.line(opts.json ? toJsonText({ ...fetchedRecordJson(rec), ...decodedJson(d) }) : fetchedRecordText(rec, d));
+    }
     for (const p of r.problems) {
       if (opts.json) await out.line(JSON.stringify(problemJson(p)));
       else process.stderr.write(problemText(p) + '\n');

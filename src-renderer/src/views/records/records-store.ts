@@ -164,6 +164,12 @@ export function textOf(row: TableRow, consumerOffsets: boolean): RowText {
       else if (r.value) v = { text: `${sk.key.type === 'group-metadata' ? 'group metadata' : 'value'} (${r.value.size} B: see the inspector)`, cls: 'decoded' };
     }
   }
+  // Main's decode layer (the topic's formats): its one-line text, or the bytes plus why they did not decode.
+  const dk = r.keyDecoded;
+  const dv = r.valueDecoded;
+  if (dk && r.key && dk.format !== 'string') k = dk.text !== null ? { text: dk.text, cls: 'decoded' } : { text: `${k.text} ⚠ ${dk.error ?? ''}`, cls: k.cls };
+  if (dv && r.value && dv.format !== 'string') v = dv.text !== null ? { text: dv.error ? `${dv.text} ⚠ ${dv.error}` : dv.text, cls: 'decoded' } : { text: `${v.text} ⚠ ${dv.error ?? ''}`, cls: v.cls };
+  else if (dv && r.value === null && dv.text === '<DELETE>') v = { text: '<DELETE>', cls: 'null' };
   const flags = flagsOf(r);
   if (r.control) {
     k = { text: `control key ${r.control.type} (type ${r.control.typeId})`, cls: 'decoded' };
