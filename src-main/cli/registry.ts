@@ -334,6 +334,8 @@ function registerRetention(program: Command): void {
     .option('--dry-run', 'print the plan; change nothing')
     .option('--json', 'print the result as JSON')
     .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
+    .option('--explain', 'also print the decision of every record, batch or segment touched, with its reason and evidence (with --json: NDJSON rows offset, key, decision, reason, evidence)')
+    .option('--explain-limit <n>', 'decisions printed one by one before the rest are summarised per segment and reason (default 10000)', (v) => parseNonNegativeInt(v, '--explain-limit'))
     .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
     .action(async (dir: string, flags: RetentionFlags) => (await import('./commands/retention.ts')).runRetention(dir, flags));
 }
@@ -362,6 +364,8 @@ function registerCompact(program: Command): void {
       if (n < 48) throw new InvalidArgumentError(`--dedupe-buffer-size must hold at least 2 keys (48 bytes), got ${n}`);
       return n;
     })
+    .option('--explain', 'also print the decision of every record, batch or segment touched, with its reason and evidence (with --json: NDJSON rows offset, key, decision, reason, evidence)')
+    .option('--explain-limit <n>', 'decisions printed one by one before the rest are summarised per segment and reason (default 10000)', (v) => parseNonNegativeInt(v, '--explain-limit'))
     .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
     .action(async (dir: string, flags: CompactFlags) => (await import('./commands/compact.ts')).runCompact(dir, flags));
 }

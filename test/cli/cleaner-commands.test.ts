@@ -90,6 +90,29 @@ describe('klx cleaner commands', () => {
     expect(klx(['undo', dir], trashDir).status).toBe(1);
   });
 
+  it('klx compact --explain --json prints NDJSON decision rows (offset, key, decision, reason, evidence); klx retention --explain prints the segment walk', () => {
+    const { dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    const before = files(dir);
+    const r = klx(['compact', dir, '--now', '100000', '--dry-run', '--explain', '--json'], trashDir);
+    expect(r.status).toBe(0);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const recs = rows.filter((x) => x.subject === 'record');
+    expect(recs).toHaveLength(20);
+    expect(Object.keys(recs[0]).slice(0, 5)).toEqual(['offset', 'key', 'decision', 'reason', 'evidence']);
+    expect(recs[0]).toMatchObject({ offset: 0, key: 'k0', decision: 'remove', reason: 'superseded', evidence: 'superseded by offset 10 (key k0)', topic: 'test', partition: 0 });
+    expect(recs[10]).toMatchObject({ offset: 10, key: 'k0', decision: 'keep', reason: 'latest-for-key', evidence: 'kept: latest for key k0' });
+    expect(rows.filter((x) => x.subject === 'batch')).toHaveLength(20);
+    expect(files(dir)).toEqual(before);
+
+    const t = klx(['retention', dir, '--now', '100000', '--retention-ms', '50000', '--dry-run', '--explain'], trashDir);
+    expect(t.status).toBe(0);
+    expect(t.stdout).toContain('  remove segment 0..9: segment deleted: max timestamp t=1000 ms is 99 s old > retention.ms 50000 (50 s)? yes');
+    expect(t.stdout).toContain('  remove segment 10..19: segment deleted: max timestamp t=2000 ms is 98 s old > retention.ms 50000 (50 s)? yes');
+    expect(t.stdout).toContain('  keep   segment 20..22: prefix stops at segment 20: time retention: max timestamp t=99000 ms is 1000 ms old > retention.ms 50000 (50 s)? no');
+    expect(files(dir)).toEqual(before);
+  });
+
   it('invalid config values are refused with the reason and exit status 2', () => {
     const { dir } = logWith3Segments();
     const trashDir = tempDir('klx-trash-');

@@ -1,7 +1,7 @@
 /**
  * `klx compact DIR [--delete-retention-ms N] [--min-compaction-lag-ms N] [--segment-bytes N]
  * [--rules kafka|classic] [--now MS] [--dry-run] [--json] [--like-broker] [--config K=V...]
- * [--dedupe-buffer-size N] [--trash-dir DIR]`: compacts every partition under DIR the way a broker's
+ * [--dedupe-buffer-size N] [--trash-dir DIR] [--explain [--explain-limit N]]`: compacts every partition under DIR the way a broker's
  * log cleaner does (spec §13), then applies retention when cleanup.policy is compact,delete.
  * `--dry-run` prints the plan and touches nothing; a run keeps the replaced segments in the trash
  * (`klx undo DIR` puts them back). A corrupt partition is reported uncleanable (exit status 1) and
@@ -28,6 +28,8 @@ export interface CompactFlags {
   config?: Partial<TopicConfig>;
   dedupeBufferSize?: number;
   trashDir?: string;
+  explain?: boolean;
+  explainLimit?: number;
 }
 
 /** Runs `klx compact` (its options and help are declared in `../registry.ts`). */
@@ -46,6 +48,7 @@ export function runCompact(dir: string, flags: CompactFlags): void {
     ...(flags.dedupeBufferSize !== undefined ? { dedupeBufferSize: flags.dedupeBufferSize } : {}),
     dryRun: flags.dryRun ?? false,
     ...(flags.trashDir ? { trashDir: flags.trashDir } : {}),
+    ...(flags.explain ? { explain: { ...(flags.explainLimit !== undefined ? { limit: flags.explainLimit } : {}) } } : {}),
   });
-  printOutcome(outcome, flags.json ?? false);
+  printOutcome(outcome, flags.json ?? false, flags.explain ?? false);
 }

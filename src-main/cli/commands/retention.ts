@@ -1,6 +1,6 @@
 /**
  * `klx retention DIR [--retention-ms N] [--retention-bytes N] [--delete-before-offset N] [--now MS]
- * [--dry-run] [--json] [--config K=V...] [--trash-dir DIR]`: deletes the segments a broker's
+ * [--dry-run] [--json] [--config K=V...] [--trash-dir DIR] [--explain [--explain-limit N]]`: deletes the segments a broker's
  * retention would delete (spec §12), in every partition under DIR (a partition folder, a log
  * directory or a folder of log directories). `--dry-run` prints the plan and touches nothing; a run
  * keeps the deleted files in the trash (`klx undo DIR` puts them back).
@@ -10,14 +10,20 @@
  * other cleaner commands share.
  */
 import { reportJson, reportText } from '../../engine/cleaner/cleaner-plan.ts';
+import { decisionJson, decisionText } from '../../engine/cleaner/decisions.ts';
 import { retention, type CleanerOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { TopicConfig } from '../../engine/log/topic-config.ts';
 
 /**
  * Prints an outcome (text or JSON) and sets the exit code: 1 when a partition failed.
  */
-export function printOutcome(outcome: CleanerOutcome, json: boolean): void {
-  if (json) {
+export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = false): void {
+  if (explain && json) {
+    // NDJSON: one decision per line.
+    for (const p of outcome.partitions) {
+      for (const row of p.report?.decisions?.rows ?? []) process.stdout.write(JSON.stringify({ ...decisionJson(row), topic: p.topic, partition: p.partition }) + '\n');
+    }
+  } else if (json) {
     const o = {
       runId: outcome.runId,
       dryRun: outcome.dryRun,
@@ -34,6 +40,12 @@ export function printOutcome(outcome: CleanerOutcome, json: boolean): void {
   } else {
     for (const p of outcome.partitions) {
       if (p.report) process.stdout.write(reportText(p.report).join('\n') + '\n');
+      if (p.report && explain) {
+        const d = p.report.decisions;
+        const rows = d?.rows ?? [];
+        process.stdout.write(`  decisions (${rows.length} rows for ${d?.total ?? 0} decisions${d?.summarized ? `; beyond ${d.limit} they are summarised per segment and reason` : ''}):\n`);
+        for (const row of rows) process.stdout.write(decisionText(row) + '\n');
+      }
       if (p.error) process.stdout.write(`${p.topic}-${p.partition}: NOT DONE (${p.error.code}): ${p.error.message}\n`);
     }
     if (outcome.partitions.length === 0) process.stdout.write('no partition found\n');
@@ -54,6 +66,8 @@ export interface RetentionFlags {
   json?: boolean;
   config?: Partial<TopicConfig>;
   trashDir?: string;
+  explain?: boolean;
+  explainLimit?: number;
 }
 
 /** Runs `klx retention` (its options and help are declared in `../registry.ts`). */
@@ -67,6 +81,7 @@ export function runRetention(dir: string, flags: RetentionFlags): void {
     ...(flags.deleteBeforeOffset !== undefined ? { deleteBeforeOffset: flags.deleteBeforeOffset } : {}),
     dryRun: flags.dryRun ?? false,
     ...(flags.trashDir ? { trashDir: flags.trashDir } : {}),
+    ...(flags.explain ? { explain: { ...(flags.explainLimit !== undefined ? { limit: flags.explainLimit } : {}) } } : {}),
   });
-  printOutcome(outcome, flags.json ?? false);
+  printOutcome(outcome, flags.json ?? false, flags.explain ?? false);
 }

@@ -27,6 +27,7 @@
 import { statSync } from 'node:fs';
 import { int64Json } from '../format/batch-json.ts';
 import { scanLogFile } from '../format/log-reader.ts';
+import { decisionJson, type DecisionList } from './decisions.ts';
 
 /** Most ranges kept per list; counts stay exact beyond it. */
 export const MAX_RANGES = 10_000;
@@ -208,6 +209,8 @@ export interface CleanerReport {
   checkpointsWritten: string[];
   /** Run only: the trash entries holding the replaced files (undo restores them). */
   trashEntries?: string[];
+  /** When asked for (`explain`): the decision of every record, batch and segment touched (`decisions.ts`). */
+  decisions?: DecisionList;
 }
 
 /** Sums the figures of segment summaries. */
@@ -292,6 +295,7 @@ export function reportJson(r: CleanerReport): Record<string, unknown> {
     out.cleanerCheckpoint = { before: cc.before === null ? null : int64Json(cc.before), after: cc.after === null ? null : int64Json(cc.after) };
   }
   if (r.trashEntries) out.trashEntries = r.trashEntries;
+  if (r.decisions) out.decisions = { rows: r.decisions.rows.map(decisionJson), total: r.decisions.total, summarized: r.decisions.summarized, limit: r.decisions.limit };
   return out;
 }
 

@@ -61,6 +61,7 @@ import { segmentMtimeMs } from './segment-times.ts';
 import { assertNoInterruptedSwap, completeSwap, replaceSegments, rollbackSwap, segmentFiles } from './segment-swap.ts';
 import { sourceBatches, withSegmentFile } from './source-batches.ts';
 import { TrashEntry } from './trash.ts';
+import { DecisionLog, type ExplainOptions } from './decisions.ts';
 import { CleanedTransactionMetadata, collectAbortedTransactions } from './txn-metadata.ts';
 
 /** Kafka's cleaner read buffer: `log.cleaner.io.buffer.size` (524 288) / threads (1) / 2. */
@@ -92,6 +93,8 @@ export interface CompactionOptions {
   retentionAfter?: boolean;
   /** At most this many cleaning rounds (default: until the cleanable range is clean). */
   maxPasses?: number;
+  /** Collect the decision of every record and batch (`decisions.ts`); the report gets `decisions`. */
+  explain?: ExplainOptions;
 }
 
 /** One cleaned group of a round. */
@@ -120,6 +123,8 @@ interface RoundEnv {
   map: SkimpyOffsetMap;
   signal?: AbortSignal;
   onProgress?: RunContext['onProgress'];
+  /** The plan's decisions, when asked for. */
+  decisions?: DecisionLog;
 }
 
 function checkDone(signal: AbortSignal | undefined, dir: string): void {
@@ -214,6 +219,7 @@ function cleanMapped(log: PartitionLog, opts: CompactionOptions, env: RoundEnv, 
   const rules = rulesNamed(opts.rules ?? 'kafka');
   const nowB = BigInt(now);
   const results: GroupResult[] = [];
+  env.decisions?.beginRound(env.decisions.pass + 1);
   const totalClean = toClean.reduce((a, s) => a + s.size, 0);
   let cleanedBytes = 0;
   const sinks: CleanedSegment[] = [];
@@ -241,7 +247,11 @@ function cleanMapped(log: PartitionLog, opts: CompactionOptions, env: RoundEnv, 
           retainLegacyDeletes: segmentMtimeMs(seg) > legacyDeleteHorizon,
           stats: st,
           ...(superseded ? { superseded } : {}),
+          ...(env.decisions
+            ? { explain: { decisions: env.decisions, segment: seg.baseOffset, rules, now: nowB, deleteRetentionMs, latestOffset: env.map.latestOffset, retainLegacyDeletes: segmentMtimeMs(seg) > legacyDeleteHorizon } }
+            : {}),
         }, opts, env, cfg['max.message.bytes'], !built.verified.has(seg.baseOffset));
+        env.decisions?.endSegment(seg.baseOffset);
         cleanedBytes += seg.size;
         env.onProgress?.({ phase: 'clean', done: cleanedBytes, total: totalClean, bytes: mapped + cleanedBytes });
       }
@@ -266,6 +276,17 @@ function sameTxnEntries(seg: LogSegment, cleaned: CleanedSegmentResult): boolean
     const n = cleaned.abortedTxns[i]!;
     return t.producerId === n.producerId && t.firstOffset === n.firstOffset && t.lastOffset === n.lastOffset && t.lastStableOffset === n.lastStableOffset;
   });
+}
+
+/** Streams a round's decisions, restating those of the sources the round leaves in place. */
+function settleDecisions(round: RoundResult, decisions: DecisionLog | undefined): void {
+  if (!decisions) return;
+  const left = new Set<bigint>();
+  for (const g of round.groups) {
+    const from = g.unchanged ? 0 : g.sources.length - g.keptTrailing;
+    for (let i = from; i < g.sources.length; i++) left.add(g.sources[i]!.baseOffset);
+  }
+  decisions.endRound(left, (seg) => `kept: segment ${seg} is left in place this round (it would produce no output and ends past the last cleaned segment; a later round cleans it)`);
 }
 
 /** Leaves in place the trailing no-output sources of the last replaced group (see the module comment). */
@@ -568,18 +589,27 @@ export function planCompaction(partitionDir: string, opts: CompactionOptions = {
   const log = PartitionLog.open(partitionDir, { config: opts.config });
   const retentionAfter = opts.retentionAfter ?? isCompactDelete(log);
   const acc = newAccumulated(log);
-  const env: RoundEnv = { write: false, steps: new FileSteps(), map: newMap(o) };
+  const decisions = opts.explain ? new DecisionLog(opts.explain) : undefined;
+  const env: RoundEnv = { write: false, steps: new FileSteps(), map: newMap(o), ...(decisions ? { decisions } : {}) };
   const { round, range, reason } = cleanRound(log, o, env);
   if (!round) {
     acc.firstRange = range;
     acc.notes.push(reason!);
-    if (!retentionAfter) return buildReport(log, acc, o, true, { bytes: log.logSize, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, highWatermark: hwOf(log) }, null);
+    if (!retentionAfter) return withDecisions(buildReport(log, acc, o, true, { bytes: log.logSize, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, highWatermark: hwOf(log) }, null), decisions);
   } else if (!round.mapFull && !retentionAfter) {
     accumulate(acc, round);
+    settleDecisions(round, decisions);
     const bytes = log.logSize - acc.rewritten.reduce((a, s) => a + s.bytes, 0) + [...acc.created.values()].reduce((a, s) => a + s.bytes, 0);
-    return buildReport(log, acc, o, true, { bytes, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, highWatermark: hwOf(log) }, null);
+    return withDecisions(buildReport(log, acc, o, true, { bytes, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, highWatermark: hwOf(log) }, null), decisions);
   }
+  decisions?.discardRound();
   return planOnClone(log, o);
+}
+
+/** Attaches the collected decisions to a report. */
+function withDecisions(r: CleanerReport, decisions: DecisionLog | undefined): CleanerReport {
+  if (decisions) r.decisions = decisions.list();
+  return r;
 }
 
 /** cleanup.policy is compact,delete: retention follows compaction. */
@@ -636,7 +666,8 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
     const initial = PartitionLog.open(partitionDir, { config: opts.config });
     const acc = newAccumulated(initial);
     const steps = new FileSteps(ctx.fault);
-    const env: RoundEnv = { write: true, steps, map: newMap(o), ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}) };
+    const decisions = opts.explain ? new DecisionLog(opts.explain) : undefined;
+    const env: RoundEnv = { write: true, steps, map: newMap(o), ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}), ...(decisions ? { decisions } : {}) };
     const maxPasses = opts.maxPasses ?? Number.POSITIVE_INFINITY;
     while (acc.passes < maxPasses) {
       const log = PartitionLog.open(partitionDir, { config: opts.config });
@@ -649,6 +680,7 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
         break;
       }
       accumulate(acc, round);
+      settleDecisions(round, decisions);
       env.onProgress?.({ phase: 'swap', done: 0, total: null, bytes: 0 });
       acc.trashEntries.push(commitRound(log, round, ctx, steps, o));
       if (!round.mapFull) break;
@@ -657,7 +689,7 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
     let retention: CleanerReport | null = null;
     const afterCompaction = PartitionLog.open(partitionDir, { config: opts.config });
     if (opts.retentionAfter ?? isCompactDelete(afterCompaction)) {
-      const d = decideRetention(afterCompaction, { now, config: opts.config });
+      const d = decideRetention(afterCompaction, { now, config: opts.config, ...(decisions ? { decisions } : {}) });
       const planned = retentionReport(d, false);
       if (!planned.nothingToDo) {
         acc.trashEntries.push(...executeRetention(d, ctx));
@@ -665,7 +697,7 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
       } else retention = { ...planned, notes: [] };
     }
     const final = PartitionLog.open(partitionDir, { config: opts.config });
-    return buildReport(initial, acc, o, false, { bytes: final.logSize, logStartOffset: final.logStartOffset, logEndOffset: final.logEndOffset, highWatermark: hwOf(final) }, retention);
+    return withDecisions(buildReport(initial, acc, o, false, { bytes: final.logSize, logStartOffset: final.logStartOffset, logEndOffset: final.logEndOffset, highWatermark: hwOf(final) }, retention), decisions);
   } finally {
     lock.release();
   }

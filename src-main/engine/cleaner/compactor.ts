@@ -40,6 +40,8 @@ import type { SkimpyOffsetMap } from './offset-map.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
 import type { LastRecord } from './producer-state.ts';
 import { newRecordView, readRecordAt, reencodedSize, writeReencoded } from './record-walk.ts';
+import { explainBatch, explainControlRecord, explainRecord, type BatchFate, type ExplainContext } from './compaction-decisions.ts';
+import { bytesText } from './decisions.ts';
 import type { CleanedTransactionMetadata } from './txn-metadata.ts';
 
 /** Reasons the compactor removes records. */
@@ -90,6 +92,8 @@ export interface FilterContext {
   stats: SegmentStats;
   /** The topic's `max.message.bytes`, which bounds decompression (default Kafka's 1048588). */
   maxMessageBytes?: number;
+  /** Set when the plan collects its decisions (`decisions.ts`). */
+  explain?: ExplainContext;
 }
 
 /** One output batch and what the index of the cleaned segment needs from it. */
@@ -206,12 +210,23 @@ export function filterBatch(entry: BatchEntry, ctx: FilterContext): FilteredBatc
   if (retention === 'DELETE') {
     addBatchOffsets(entry, st.removed[h.isControl ? 'marker' : 'aborted']);
     st.batchesDropped++;
+    if (ctx.explain) explainDeleted(entry, ctx.explain, controlRecords);
     return null;
   }
   let out: FilteredBatch | null;
   if (h.isControl) out = filterControl(entry, controlRecords!, discardBatchRecords, retention, containsMarkerForEmptyTxn, ctx);
   else if (h.magic === 2) out = filterV2Data(entry, discardBatchRecords, retention, ctx);
   else out = filterLegacy(entry, ctx);
+  if (ctx.explain) {
+    const fate: BatchFate = !out
+      ? { kind: 'dropped-empty' }
+      : out.copied
+        ? { kind: 'copied' }
+        : out.records === 0
+          ? { kind: 'kept-empty', lastOfProducer: isLastOfProducer, upperBound: ctx.upperBoundOffsetOfRound }
+          : { kind: 'rebuilt', records: out.records, horizonWritten: !h.hasDeleteHorizon && h.magic >= 2 && (out.bytes.readInt16BE(21) & ATTR_DELETE_HORIZON) !== 0 ? out.bytes.readBigInt64BE(27) : null };
+    explainBatch(ctx.explain, h, fate);
+  }
   if (out) {
     st.batchesWritten++;
     st.recordsWritten += out.records;
@@ -228,9 +243,11 @@ function filterControl(entry: BatchEntry, records: KafkaRecord[], discard: boole
   const st = ctx.stats;
   if (discard) {
     for (const r of records) st.removed.marker.add(r.offset);
+    if (ctx.explain) for (const r of records) explainControlRecord(ctx.explain, h, r.offset, r.control?.type ?? 'control', true, true);
     return retention === 'RETAIN_EMPTY' ? emptyOut(h) : null;
   }
   for (const r of records) st.retained.add(r.offset);
+  if (ctx.explain) for (const r of records) explainControlRecord(ctx.explain, h, r.offset, r.control?.type ?? 'control', false, markerForEmptyTxn);
   if (records.length === 0) return retention === 'RETAIN_EMPTY' ? emptyOut(h) : null;
   const tombstones = records.some((r) => r.value === null);
   const needHorizon = ctx.rules.stampsDeleteHorizon && (tombstones || markerForEmptyTxn) && !h.hasDeleteHorizon;
@@ -303,6 +320,7 @@ function filterV2Data(entry: BatchEntry, discard: boolean, retention: Retention,
           if (!rules.keepTombstone(horizon, ts, ctx.now, ctx.deleteRetentionMs, false, ctx.retainLegacyDeletes)) reason = 'tombstone';
         }
       }
+      if (ctx.explain) explainV2(ctx.explain, h, data, offset, reason, logAppend, map);
       if (reason === null) {
         sStart[n] = view.start;
         sRest[n] = view.restStart;
@@ -414,6 +432,10 @@ function filterLegacy(entry: BatchEntry, ctx: FilterContext): FilteredBatch | nu
       if (offset < found) reason = 'superseded';
       else if (r.value === null && !ctx.rules.keepTombstone(null, r.timestamp, ctx.now, ctx.deleteRetentionMs, true, ctx.retainLegacyDeletes)) reason = 'tombstone';
     }
+    if (ctx.explain) {
+      const x = ctx.explain;
+      explainRecord(x, h, () => ({ offset: r.offset, key: bytesText(r.key), value: bytesText(r.value), timestamp: r.timestamp, isTombstone: r.value === null, isKeyless: r.key === null, mapped: r.key === null ? -1 : map.getHashed(map.hash(r.key, 0, r.key.length)) }), r.offset, reason);
+    }
     if (reason === null) {
       keep.push(r);
       st.retained.add(r.offset);
@@ -435,4 +457,38 @@ function filterLegacy(entry: BatchEntry, ctx: FilterContext): FilteredBatch | nu
   }
   const last = keep[keep.length - 1]!.offset;
   return { bytes, records: keep.length, baseOffset: keep[0]!.offset, lastOffset: last, maxOffset: last, maxTimestamp: maxTs, offsetOfMaxTimestamp: maxTs === -1n ? -1n : last, copied: false };
+}
+
+/** Decisions of a batch dropped whole (aborted data, or a marker past its horizon). */
+function explainDeleted(entry: BatchEntry, x: ExplainContext, controlRecords: KafkaRecord[] | null): void {
+  const h = entry.header;
+  if (h.isControl) {
+    for (const r of controlRecords ?? []) explainControlRecord(x, h, r.offset, r.control?.type ?? 'control', true, true);
+    explainBatch(x, h, { kind: 'dropped-marker' });
+    return;
+  }
+  for (const r of recordsOf(entry)) {
+    explainRecord(x, h, () => ({ offset: r.offset, key: bytesText(r.key), value: bytesText(r.value), timestamp: r.timestamp, isTombstone: r.value === null, isKeyless: r.key === null, mapped: -1 }), r.offset, 'aborted');
+  }
+  explainBatch(x, h, { kind: 'dropped-aborted' });
+}
+
+/** Decision of one v2 data record, read from the walk's current view. */
+function explainV2(x: ExplainContext, h: BatchHeader, data: Buffer, offset: number, reason: CompactionReason | null, logAppend: boolean, map: SkimpyOffsetMap): void {
+  const keyless = view.keyLength < 0;
+  const tombstone = view.valueLength < 0;
+  const ts = logAppend ? h.maxTimestamp : h.baseTimestamp + BigInt(view.timestampDelta);
+  const keyStart = view.keyStart;
+  const keyLength = view.keyLength;
+  const valueStart = view.valueStart;
+  const valueLength = view.valueLength;
+  // The map is looked up before the callback (the view is reused by the next record).
+  const mapped = keyless || reason === 'aborted' ? -1 : map.getHashed(map.hash(data, keyStart, keyLength));
+  explainRecord(
+    x,
+    h,
+    () => ({ offset: BigInt(offset), key: keyless ? null : bytesText(data, keyStart, keyLength), value: tombstone ? null : bytesText(data, valueStart, valueLength), timestamp: ts, isTombstone: tombstone, isKeyless: keyless, mapped }),
+    BigInt(offset),
+    reason,
+  );
 }

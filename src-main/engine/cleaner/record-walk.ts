@@ -35,11 +35,13 @@ export interface RecordView {
   keyLength: number;
   /** −1 for a null value (a tombstone). */
   valueLength: number;
+  /** Position of the value bytes. */
+  valueStart: number;
 }
 
 /** A fresh view to pass to {@link readRecordAt}. */
 export function newRecordView(): RecordView {
-  return { start: 0, end: 0, restStart: 0, attributes: 0, timestampDelta: 0, timestampDeltaExact: true, offsetDelta: 0, keyStart: 0, keyLength: -1, valueLength: -1 };
+  return { start: 0, end: 0, restStart: 0, attributes: 0, timestampDelta: 0, timestampDeltaExact: true, offsetDelta: 0, keyStart: 0, keyLength: -1, valueLength: -1, valueStart: 0 };
 }
 
 function corrupt(reason: string): KlxError {
@@ -134,6 +136,7 @@ export function readRecordAt(data: Uint8Array, start: number, end: number, view:
   }
   const valueLength = varint(data, recEnd);
   view.valueLength = valueLength < 0 ? -1 : valueLength;
+  view.valueStart = pos;
   if (valueLength > 0) {
     if (pos + valueLength > recEnd) throw corrupt(`a value of ${valueLength} bytes runs past the end of its record`);
     pos += valueLength;

@@ -56,6 +56,7 @@ import { FileSteps, ioErrorOf, SimulatedCrash } from './file-steps.ts';
 import { largestTimestamp } from './segment-times.ts';
 import { assertNoInterruptedSwap, deleteSegmentFiles, segmentFiles } from './segment-swap.ts';
 import { TrashEntry } from './trash.ts';
+import { DecisionLog, durationText, timeText, type DecisionReason, type ExplainOptions } from './decisions.ts';
 
 /** Options of a retention plan or run. */
 export interface RetentionOptions {
@@ -65,6 +66,10 @@ export interface RetentionOptions {
   config?: Partial<TopicConfig>;
   /** "Delete records before offset N": raise logStartOffset to N (Kafka's DeleteRecords). */
   deleteBeforeOffset?: bigint;
+  /** Collect a decision per segment walked (`decisions.ts`); the report gets `decisions`. */
+  explain?: ExplainOptions;
+  /** Add the segment decisions to this log (compaction followed by retention). */
+  decisions?: DecisionLog;
 }
 
 /** The decision behind a retention report. */
@@ -80,6 +85,8 @@ export interface RetentionDecision {
   logEndOffset: bigint;
   highWatermark: bigint;
   notes: string[];
+  /** The segment decisions, when asked for. */
+  decisions?: DecisionLog;
 }
 
 function describeMs(ms: bigint): string {
@@ -127,8 +134,17 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
   const sizeOf = (s: LogSegment | null) => (s ? s.size : 0);
   const baseOf = (s: LogSegment | null) => (s ? s.baseOffset : leo);
 
-  const step = (name: string, pred: (seg: LogSegment, next: LogSegment | null | undefined, index: number) => { ok: boolean; why?: string }): void => {
+  // Decisions: which rule took each deleted segment, and why each rule stopped where it did.
+  const takenBy = new Map<LogSegment, { reason: DecisionReason; evidence: string }>();
+  const stops = new Map<LogSegment, string[]>();
+  const stopAt = (seg: LogSegment, why: string) => {
+    const l = stops.get(seg) ?? [];
+    l.push(why);
+    stops.set(seg, l);
+  };
+  const step = (name: string, pred: (seg: LogSegment, next: LogSegment | null | undefined, index: number) => { ok: boolean; why?: string; evidence?: string }): void => {
     const take: LogSegment[] = [];
+    const reason: DecisionReason = name === 'time' ? 'retention-time' : name === 'size' ? 'retention-size' : 'retention-log-start';
     for (let i = 0; i < remaining.length; i++) {
       const seg = remaining[i]!;
       if (seg === null) break; // the rolled segment is empty and last
@@ -137,19 +153,23 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
       const upper = next !== undefined ? baseOf(next) : leo;
       if (isLastAndEmpty) {
         if (take.length > 0 || name === 'time') notes.push(`${name} retention stops at segment ${seg.baseOffset}: an empty last segment is never deleted`);
+        stopAt(seg, `${name} retention: an empty last segment is never deleted`);
         break;
       }
       if (hw < upper) {
         const r = pred(seg, next, i);
         if (r.ok) notes.push(`${name} retention stops at segment ${seg.baseOffset}: its records run to offset ${upper - 1n}, at or beyond the high watermark ${hw}`);
+        stopAt(seg, r.ok ? `${name} retention: ${r.evidence ?? 'it qualifies'}, but its records run to offset ${upper - 1n}, at or beyond the high watermark ${hw}` : `${name} retention: ${r.evidence ?? r.why ?? 'it does not qualify'}`);
         break;
       }
       const r = pred(seg, next, i);
       if (!r.ok) {
         if (r.why) notes.push(`${name} retention stops at segment ${seg.baseOffset}: ${r.why}`);
+        stopAt(seg, `${name} retention: ${r.evidence ?? r.why ?? 'it does not qualify'}`);
         break;
       }
       take.push(seg);
+      takenBy.set(seg, { reason, evidence: r.evidence ?? `${name} retention` });
     }
     if (take.length === 0) return;
     if (take.length === remaining.length) {
@@ -162,7 +182,10 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
     if (newStart > logStart) logStart = newStart;
   };
 
-  step('log-start-offset', (_seg, next) => ({ ok: next !== undefined && baseOf(next) <= logStart }));
+  step('log-start-offset', (_seg, next) => {
+    const ok = next !== undefined && baseOf(next) <= logStart;
+    return { ok, evidence: next === undefined ? `it is the last segment (log start offset ${logStart})` : `next segment's base offset ${baseOf(next)} ≤ log start offset ${logStart}? ${ok ? 'yes' : 'no'}` };
+  });
 
   const hasDelete = policy.includes('delete');
   if (!hasDelete) {
@@ -177,8 +200,9 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
         let diff = size - retentionBytes;
         step('size', (seg) => {
           const ok = diff - BigInt(seg.size) >= 0n;
+          const evidence = `excess ${diff} bytes over retention.bytes ${retentionBytes} − its ${seg.size} bytes ≥ 0? ${ok ? 'yes' : 'no'}`;
           if (ok) diff -= BigInt(seg.size);
-          return { ok, why: `deleting its ${seg.size} bytes would take the partition below retention.bytes ${retentionBytes} (excess left: ${diff} bytes)` };
+          return { ok, why: `deleting its ${seg.size} bytes would take the partition below retention.bytes ${retentionBytes} (excess left: ${diff} bytes)`, evidence };
         });
       } else notes.push(`size retention: the partition holds ${size} bytes, below retention.bytes ${retentionBytes}`);
     }
@@ -192,6 +216,7 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
         const src = lt.source === 'mtime' ? ' (no record timestamps: the file mtime)' : lt.source === 'log' ? ' (read from the .log)' : '';
         return {
           ok,
+          evidence: timeEvidence(lt.timestamp, age, retentionMs, src),
           why: age < 0n
             ? `its largest timestamp ${lt.timestamp}${src} is ${describeMs(-age)} in the future, which blocks it and every later segment`
             : `now − largest timestamp ${lt.timestamp}${src} = ${describeMs(age)}, not above retention.ms ${retentionMs}`,
@@ -199,7 +224,38 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
       });
     }
   }
-  return { log, now, deleted, roll, logStartOffsetBefore: logStartBefore, logStartOffsetAfter: logStart, logEndOffset: leo, highWatermark: hw, notes };
+  const decisions = opts.decisions ?? (opts.explain ? new DecisionLog(opts.explain) : undefined);
+  if (decisions) {
+    const rm = cfg['retention.ms'];
+    let stopSeg: LogSegment | null = null;
+    log.segments.forEach((seg, i) => {
+      const upper = i + 1 < log.segments.length ? log.segments[i + 1]!.baseOffset - 1n : leo - 1n;
+      const span = { offset: seg.baseOffset, lastOffset: upper < seg.baseOffset ? seg.baseOffset : upper, segment: seg.baseOffset, key: null };
+      const taken = takenBy.get(seg);
+      if (taken) {
+        decisions.add({ subject: 'segment', ...span, decision: 'remove', reason: taken.reason, evidence: `segment deleted: ${taken.evidence}` });
+        return;
+      }
+      if (stopSeg === null) {
+        stopSeg = seg;
+        const why = stops.get(seg) ?? [hasDelete ? 'no rule deletes it' : `cleanup.policy ${policy.join(',')}: only the log-start-offset rule applies`];
+        decisions.add({ subject: 'segment', ...span, decision: 'keep', reason: 'prefix-stop', evidence: `prefix stops at segment ${seg.baseOffset}: ${why.join('; ')}` });
+        return;
+      }
+      let evidence = `kept: after segment ${(stopSeg as LogSegment).baseOffset}, where the prefix stops (only a prefix of segments is ever deleted)`;
+      if (hasDelete && rm >= 0n) {
+        const lt = largestTimestamp(seg, i === log.segments.length - 1);
+        evidence += `; ${timeEvidence(lt.timestamp, BigInt(now) - lt.timestamp, rm, lt.source === 'mtime' ? ' (file mtime)' : '')}`;
+      }
+      decisions.add({ subject: 'segment', ...span, decision: 'keep', reason: 'after-prefix', evidence });
+    });
+  }
+  return { log, now, deleted, roll, logStartOffsetBefore: logStartBefore, logStartOffsetAfter: logStart, logEndOffset: leo, highWatermark: hw, notes, ...(decisions ? { decisions } : {}) };
+}
+
+/** "max timestamp 1.28 h old > retention.ms 2 h? no" (Kafka's `deleteRetentionMsBreachedSegments` test). */
+function timeEvidence(ts: bigint, age: bigint, retentionMs: bigint, src: string): string {
+  return `max timestamp ${timeText(ts)}${src} is ${durationText(age)} old > retention.ms ${retentionMs} (${durationText(retentionMs)})? ${age > retentionMs ? 'yes' : 'no'}`;
 }
 
 /** Records of a segment with offset in [from, to), counted from headers (decoding only batches that straddle a bound). */
@@ -284,6 +340,7 @@ export function retentionReport(d: RetentionDecision, dryRun: boolean, measured?
     retained: leo > logStartAfter ? [{ first: logStartAfter, last: leo - 1n }] : [],
     retainedTruncated: false,
     checkpointsWritten: nothingToDo ? [] : [LOG_START_OFFSET_CHECKPOINT_FILE, ...(log.leaderEpochs.length > 0 && newStart > oldStart ? [LEADER_EPOCH_CHECKPOINT_FILE] : [])],
+    ...(d.decisions ? { decisions: d.decisions.list() } : {}),
   };
 }
 
