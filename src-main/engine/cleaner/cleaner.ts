@@ -21,6 +21,7 @@ import { planRetention, runRetention, type RetentionOptions } from './retention.
 import { defaultTrashDir, emptyTrash, listTrash, newRunId, type TrashEntryInfo } from './trash.ts';
 import { undoLastRun, type UndoResult } from './undo.ts';
 import { planCompaction, runCompaction, type CompactionOptions } from './compaction.ts';
+import { recordRun, recordUndo } from './run-history.ts';
 
 export type { CleanerReport, CleanerProgress } from './cleaner-plan.ts';
 export { reportJson } from './cleaner-plan.ts';
@@ -72,7 +73,9 @@ function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: stri
       ...(opts.onProgress ? { onProgress: (p: CleanerProgress) => opts.onProgress!({ ...p, partition: name }) } : {}),
     };
     try {
-      out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, report: fn(log.dir, ctx) });
+      const report = fn(log.dir, ctx);
+      if (!opts.dryRun) keepHistory(trashDir, runId, report);
+      out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, report });
     } catch (err) {
       if (err instanceof Error && err.name === 'SimulatedCrash') throw err;
       out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, error: toErrorInfo(err) });
@@ -80,6 +83,15 @@ function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: stri
     }
   }
   return { runId, dryRun: opts.dryRun ?? false, partitions: out };
+}
+
+/** Adds a run to its folder's history (`run-history.ts`); a failure to write it is a note, not an error. */
+function keepHistory(trashDir: string, runId: string, report: CleanerReport): void {
+  try {
+    recordRun(trashDir, runId, report);
+  } catch (err) {
+    report.notes.push(`the run history could not be written: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -104,7 +116,16 @@ export function compact(path: string, opts: CompactionOptions & CleanerCallOptio
 
 /** Undoes the latest run under `path` (see `undo.ts`). */
 export function undo(path: string, opts: { trashDir?: string; fault?: CleanerFaultHook } = {}): UndoResult {
-  return undoLastRun(path, { trashDir: opts.trashDir ?? defaultTrashDir(), ...(opts.fault ? { fault: opts.fault } : {}) });
+  const trashDir = opts.trashDir ?? defaultTrashDir();
+  const r = undoLastRun(path, { trashDir, ...(opts.fault ? { fault: opts.fault } : {}) });
+  for (const dir of new Set(r.entries.map((e) => e.partitionDir))) {
+    try {
+      recordUndo(trashDir, dir, r.runId);
+    } catch (err) {
+      for (const e of r.entries) if (e.partitionDir === dir) e.notes.push(`the run history could not be updated: ${(err as Error).message}`);
+    }
+  }
+  return r;
 }
 
 /** Lists the trash. */

@@ -88,15 +88,15 @@ export function recordDecision(x: ExplainContext, h: BatchHeader, f: RecordFacts
   return { decision: 'keep', reason: 'latest-for-key', evidence: `kept: latest for key ${key} (no later offset in the offset map)` };
 }
 
-/** Adds the decision of one data record (text built only while rows are kept one by one). */
-export function explainRecord(x: ExplainContext, h: BatchHeader, facts: () => RecordFacts, offset: bigint, removed: CompactionReason | null): void {
+/** Adds the decision of one data record (key and value text built only while rows are kept one by one: `facts(false)` may leave them null). */
+export function explainRecord(x: ExplainContext, h: BatchHeader, facts: (withText: boolean) => RecordFacts, offset: bigint, removed: CompactionReason | null): void {
   if (!x.decisions.detailedNow) {
-    const f = facts();
+    const f = facts(false);
     const d = recordDecision(x, h, f, removed);
     x.decisions.addFolded(x.segment, d.decision, d.reason, offset, () => d.evidence);
     return;
   }
-  const f = facts();
+  const f = facts(true);
   const d = recordDecision(x, h, f, removed);
   x.decisions.add({ subject: 'record', offset, segment: x.segment, key: f.key, value: f.value, timestamp: f.timestamp, ...d });
 }

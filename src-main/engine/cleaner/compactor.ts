@@ -487,7 +487,7 @@ function explainV2(x: ExplainContext, h: BatchHeader, data: Buffer, offset: numb
   explainRecord(
     x,
     h,
-    () => ({ offset: BigInt(offset), key: keyless ? null : bytesText(data, keyStart, keyLength), value: tombstone ? null : bytesText(data, valueStart, valueLength), timestamp: ts, isTombstone: tombstone, isKeyless: keyless, mapped }),
+    (withText) => ({ offset: BigInt(offset), key: keyless || !withText ? null : bytesText(data, keyStart, keyLength), value: tombstone || !withText ? null : bytesText(data, valueStart, valueLength), timestamp: ts, isTombstone: tombstone, isKeyless: keyless, mapped }),
     BigInt(offset),
     reason,
   );
