@@ -59,9 +59,11 @@ describe('run history and delete horizons', () => {
     expect(runs.map((r) => r.now)).toEqual([500, 1501]);
     expect(holeCause(runs, 1n)!.text).toMatch(/\(tombstone removed: horizon passed \(delete horizon t=1500 ms ≤ now t=1501 ms\)\)$/);
     expect(holeCause(runs, 0n)!.text).toMatch(/\(superseded\)$/); // the first run collected no decisions: the reason only
-    retention(dir, { now: 10_000, config: { 'retention.ms': 1000n }, trashDir });
+    const ret = retention(dir, { now: 10_000, config: { 'cleanup.policy': ['delete'], 'retention.ms': 1000n }, trashDir });
+    expect(ret.partitions[0]!.report!.log.logStartOffsetAfter).toBe(4n); // every segment is older than 1000 ms at 10000: an empty one is rolled at 4
     const all = readRunHistory(trashDir, dir).runs;
     expect(all.map((r) => r.operation)).toEqual(['compaction', 'compaction', 'retention']);
-    expect(all[2]!.logStartOffsetAfter).toBe('3');
+    expect(all[2]!.logStartOffsetAfter).toBe('4');
+    expect(holeCause(all, 2n)!.text).toMatch(/^removed by the retention of .* \(retention\)$/);
   });
 });
