@@ -19,7 +19,8 @@ import { join, resolve } from 'node:path';
 import { compact, retention, type CleanerOutcome } from '../cleaner/cleaner.ts';
 import type { ExplainOptions } from '../cleaner/decisions.ts';
 import { KlxError } from '../errors.ts';
-import { createPartition, PartitionWriter } from '../log/partition-writer.ts';
+import { createPartition } from '../log/partition-create.ts';
+import { PartitionWriter } from '../log/partition-writer.ts';
 import { labById, LABS, type Lab, type LabStep, type LabWrite } from './labs.ts';
 
 /** Where a lesson lives and which step it is at. */
