@@ -26,6 +26,7 @@ import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, parti
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
+import { labInfo, lessonOutcome, lessonStateWire } from './lessons-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -93,6 +94,9 @@ export const dirEntry = z.object({ name: z.string(), path: z.string() });
 const empty = z.strictObject({});
 
 /** The contract. See the file comment for the meaning of each field. */
+/** A lab id (see `src-main/engine/lessons/labs.ts`). */
+const labIdText = z.string().regex(/^[a-z0-9-]{1,40}$/);
+
 export const contract = {
   'app.info': call({
     doc: 'Application name, version, platform, transport, read-only flag and the demo folder, if any.',
@@ -569,6 +573,39 @@ export const contract = {
     doc: 'The committed offsets of every group in one partition folder of the opened folder (the hole map marks them).',
     request: z.strictObject({ ...groupsOptions, dir: pathText }),
     result: partitionCommitsResult,
+    write: false,
+  }),
+
+  // lessons.*: the course labs, played into the app's own data folder (never a user's logs; handlers
+  // in src-main/api/lessons/lessons.ts). They write only there, so none of them is a write method.
+  'lessons.labs': call({
+    doc: 'Every built-in lab with its steps, the question each step asks and the answer a broker gives, and the data folder lessons are created in.',
+    request: z.strictObject({}),
+    response: z.object({ labs: z.array(labInfo), dataDir: z.string() }),
+    write: false,
+  }),
+  'lessons.create': call({
+    doc: "Creates (or resets) a lab's lesson: a fresh folder in the app's data folder with the writes, rolls and timestamps of its first step. Unknown lab: `invalid-argument`.",
+    request: z.strictObject({ labId: labIdText }),
+    response: z.object({ state: lessonStateWire }),
+    write: false,
+  }),
+  'lessons.state': call({
+    doc: 'The lesson of a lab as it is on disk (its log dir and the step to run next), or null when it was never created.',
+    request: z.strictObject({ labId: labIdText }),
+    response: z.object({ state: lessonStateWire.nullable() }),
+    write: false,
+  }),
+  'lessons.preview': call({
+    doc: "Plans the lesson's current step with every decision; a compaction step under both rule sets (kafka and classic) for the side-by-side view. Nothing changes.",
+    request: z.strictObject({ labId: labIdText }),
+    response: z.object({ kafka: lessonOutcome.nullable(), classic: lessonOutcome.nullable() }),
+    write: false,
+  }),
+  'lessons.run': call({
+    doc: "Runs the lesson's current step (retention or compaction with the step's clock, rules and config; its replaced files go to the lesson's own trash), then writes what the next step needs.",
+    request: z.strictObject({ labId: labIdText }),
+    response: z.object({ outcome: lessonOutcome.nullable(), state: lessonStateWire }),
     write: false,
   }),
 } as const satisfies Record<string, MethodSpec>;

@@ -21,6 +21,7 @@ import { fsHandlers } from './fs/fs.ts';
 import { groupsHandlers } from './groups/groups.ts';
 import { JobManager, type JobManagerOptions } from './core/job-manager.ts';
 import { jobHandlers } from './job/job.ts';
+import { lessonsHandlers } from './lessons/lessons.ts';
 import { logHandlers } from './log/log.ts';
 import { sessionHandlers } from './session/session.ts';
 import { sqlHandlers } from './sql/sql.ts';
@@ -40,6 +41,7 @@ export function createApi(ctx: ApiContext): Handlers {
     ...sqlHandlers(ctx),
     ...editHandlers(ctx),
     ...groupsHandlers(ctx),
+    ...lessonsHandlers(ctx),
   };
 }
 

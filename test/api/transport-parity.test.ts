@@ -143,6 +143,15 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
   'groups.describe': [{ name: 'no __consumer_offsets in the folder', request: { path: logs, group: 'g' } }],
   'groups.history': [{ name: 'unknown key', request: { path: logs, group: 'g', topic: 't', partition: 0, extra: 1 } }],
   'groups.partitionCommits': [{ name: 'no __consumer_offsets in the folder', request: { path: logs, dir: orders } }],
+  // Lessons: only requests refused before anything is read or written (the data folder is the user's).
+  'lessons.labs': [{ name: 'unknown key', request: { extra: 1 } }],
+  'lessons.create': [
+    { name: 'unknown lab', request: { labId: 'no-such-lab' } },
+    { name: 'malformed id', request: { labId: '../x' } },
+  ],
+  'lessons.state': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
+  'lessons.preview': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
+  'lessons.run': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
 };
 
 let bridge: Bridge;

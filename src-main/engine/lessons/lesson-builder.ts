@@ -147,6 +147,8 @@ export interface LessonRunOptions {
   explain?: ExplainOptions;
   /** Rule set instead of the step's (the side-by-side comparison). */
   rules?: 'kafka' | 'classic';
+  /** Offset map bytes (Kafka's log.cleaner.dedupe.buffer.size; default 1 MiB, plenty for a lab). */
+  dedupeBufferSize?: number;
   signal?: AbortSignal;
 }
 
@@ -163,7 +165,7 @@ export function runLessonStep(dataDir: string, labId: string, opts: LessonRunOpt
   const common = { dryRun: opts.dryRun ?? false, trashDir: state.trashDir, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.explain ? { explain: opts.explain } : {}) };
   let outcome: CleanerOutcome | null = null;
   const run = step.run;
-  if (run.kind === 'compact') outcome = compact(dir, { ...common, now: run.now, rules: opts.rules ?? run.rules, ...(run.config ? { config: run.config } : {}) });
+  if (run.kind === 'compact') outcome = compact(dir, { ...common, now: run.now, rules: opts.rules ?? run.rules, dedupeBufferSize: opts.dedupeBufferSize ?? 1 << 20, ...(run.config ? { config: run.config } : {}) });
   else if (run.kind === 'retention') outcome = retention(dir, { ...common, now: run.now, ...(run.config ? { config: run.config } : {}) });
   const failed = outcome?.partitions.find((p) => p.error);
   if (failed) throw new KlxError(failed.error!.code, failed.error!.message, { file: failed.partitionDir });

@@ -34,6 +34,8 @@ export const useExplorer = defineStore('explorer', () => {
   const opening = ref(false);
   const errors = ref<UiError[]>([]);
   const view = ref<ViewName>('records');
+  /** The Lessons view replaces the partition views while open. */
+  const lessonsOpen = ref(false);
 
   const selectedDir = ref<string | null>(null);
   const partition = shallowRef<PartitionSummary | null>(null);
@@ -257,6 +259,7 @@ export const useExplorer = defineStore('explorer', () => {
     dismiss,
     init,
     openFolder,
+    lessonsOpen,
     select,
     refreshPartition,
     countRecords,
