@@ -4,6 +4,9 @@
 # "N passed, N failed, N skipped" summed over all of them.
 set -u
 cd "$(dirname "$0")/.."
+# Chromium, xvfb and the Python peer encoders: installed when missing (as root with apt-get), else the
+# one command to run is printed and the run stops (a fresh machine needs only the README's two commands).
+bash scripts/system-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 export NO_COLOR=1 FORCE_COLOR=0
 reports=.reports
 rm -rf "$reports" && mkdir -p "$reports"

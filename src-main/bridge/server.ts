@@ -48,6 +48,11 @@ export interface BridgeOptions {
   readOnly: boolean;
   /** Fixed roots: folders that are opened at start and outside which nothing is reachable. May be empty. */
   roots: readonly string[];
+  /**
+   * Folders opened in the session at start without confining it (`npm start` opens the demo log
+   * directory or the folder given this way); the page shows them as it loads.
+   */
+  open?: readonly string[];
   /** The built renderer (`out/renderer`). */
   rendererDir: string;
   /** The access token; default 32 random bytes, base64url. Must be 16–512 characters of `[A-Za-z0-9_-]`. */
@@ -139,6 +144,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const roots: string[] = [];
   for (const root of options.roots) roots.push(await api.ctx.session.open(resolve(root), unconfined));
   const dispatchOptions: DispatchOptions = roots.length > 0 ? { readOnly, allowedRoots: roots } : unconfined;
+  for (const folder of options.open ?? []) await api.ctx.session.open(resolve(folder), dispatchOptions);
 
   const streams = new Set<ServerResponse>();
   let port = 0;

@@ -439,8 +439,8 @@ function registerServe(program: Command): void {
   program
     .command('serve')
     .description('serve the app on 127.0.0.1 for a browser; prints the URL with its access token')
-    .argument('[dir]', 'confine the app to this folder (opened at start)')
+    .argument('[dirs...]', 'confine the app to these folders (opened at start); with none, any folder can be opened')
     .option('--port <n>', 'TCP port (0: any free port)', (v) => parseNonNegativeInt(v, '--port'), 0)
     .option('--read-only', 'refuse every method that writes to disk')
-    .action(async (dir: string | undefined, opts: ServeOptions) => (await import('./commands/serve.ts')).runServe(dir, opts));
+    .action(async (dirs: string[], opts: ServeOptions) => (await import('./commands/serve.ts')).runServe(dirs, opts));
 }

@@ -9,7 +9,9 @@
  *   events (job progress/end, folder opened) forwarded to the window;
  * - File › Open Folder… dialog; recent folders and window bounds in `<userData>/klx-settings.json`.
  *
- * `--read-only` on the command line refuses every write method. `KLX_DEMO_DIR` names a demo folder.
+ * `--read-only` on the command line refuses every write method. `KLX_DEMO_DIR` names a demo folder;
+ * `KLX_OPEN_DIR` (set by `npm start`: the demo log directory or the folder given) is opened in the
+ * session before the window loads, so the page shows it at once.
  * The engine never imports this file.
  */
 import { app, BrowserWindow, dialog, Menu, session, type WebContents } from 'electron';
@@ -114,6 +116,11 @@ async function start(): Promise<void> {
     if (event.type === 'session.opened') setMenu(server, settings); // refresh Open Recent
   });
   setMenu(server, settings);
+  const openAtStart = process.env.KLX_OPEN_DIR;
+  if (openAtStart) {
+    const opened = await server.dispatch('session.open', { path: openAtStart }, dispatchOptions);
+    if (!opened.ok) dialog.showErrorBox('Cannot open the folder', opened.error.message);
+  }
   mainWindow = createWindow(settings);
 
   app.on('activate', () => {

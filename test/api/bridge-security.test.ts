@@ -175,7 +175,7 @@ describe('static files', () => {
 describe('paths outside the opened folders', () => {
   it('fs.complete on a confined bridge: a folder outside the root is refused with invalid-argument', async () => {
     const res = await post(confined, 'fs.complete', { partial: `${outside}/` });
-    expect(res.body).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { reason: 'outside-allowed-folders' } } });
+    expect(res.body).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { reason: 'outside-served-folders' } } });
   });
 
   it('fs.complete on a confined bridge: `root/..` is refused', async () => {
@@ -208,7 +208,12 @@ describe('paths outside the opened folders', () => {
   it('session.open on a confined bridge: outside the root, via `..` and via a symlink are refused', async () => {
     for (const path of [outside, `${root}/../outside`, join(root, 'link-out')]) {
       const res = await post(confined, 'session.open', { path });
-      expect(res.body, path).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+      expect(res.body, path).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { reason: 'outside-served-folders' } } });
+      // Says which folder this server serves and how to open another, not "check the value typed".
+      const message = (res.body as { error: { message: string } }).error.message;
+      expect(message).toContain(`is outside ${confined.roots[0]}: this server was started for that folder`);
+      expect(message).toContain('`klx serve` opens any folder');
+      expect(message).toContain(`\`klx serve ${confined.roots[0]} `);
     }
     expect((await post(confined, 'session.open', { path: join(root, 'topic-0') })).body).toMatchObject({ ok: true });
   });
@@ -219,7 +224,12 @@ describe('paths outside the opened folders', () => {
     utimesSync(secret, old, old);
     for (const path of [secret, `${root}/../outside/secret.txt`, join(root, 'link-out', 'secret.txt'), join(root, 'dangling-out')]) {
       const res = await post(confined, 'demo.touch', { path });
-      expect(res.body, path).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+      expect(res.body, path).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { reason: 'outside-served-folders' } } });
+      // Says which folder this server serves and how to open another, not "check the value typed".
+      const message = (res.body as { error: { message: string } }).error.message;
+      expect(message).toContain(`is outside ${confined.roots[0]}: this server was started for that folder`);
+      expect(message).toContain('`klx serve` opens any folder');
+      expect(message).toContain(`\`klx serve ${confined.roots[0]} `);
     }
     expect(statSync(secret).mtimeMs).toBe(old.getTime());
     expect((await post(confined, 'demo.touch', { path: join(root, 'topic-0', 'a.log') })).body).toMatchObject({ ok: true });

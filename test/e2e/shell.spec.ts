@@ -47,8 +47,27 @@ test('shows the read-only badge on a read-only bridge and the served folder as o
   await page.screenshot({ path: `${SCREENSHOTS}/read-only.png` });
 });
 
-test('without the token the page is refused and the app never loads', async ({ page, bridge }) => {
+test.describe('without the token', () => {
+  test.use({ allowedConsoleErrors: ['status of 403 (Forbidden)'] });
+  test('the page is refused and the app never loads', async ({ page, bridge }) => {
   const response = await page.goto(bridge.origin + '/');
   expect(response?.status()).toBe(403);
   await expect(page.locator('[data-testid=app-loaded]')).toHaveCount(0);
+});
+});
+
+test('klx serve DIR: opening a folder outside DIR says the server was started for DIR and how to open another', async ({ page, readOnlyBridge, logDir }) => {
+  const other = test.info().outputPath('other-logs');
+  (await import('node:fs')).mkdirSync(other, { recursive: true });
+  await page.goto(readOnlyBridge.url);
+  await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+  await page.getByTestId('folder-input').fill(other);
+  await page.getByTestId('folder-input').press('Enter');
+  const notice = page.getByTestId('error-notice');
+  await expect(notice).toContainText('Outside the served folder');
+  await expect(notice).toContainText(`is outside ${logDir}: this server was started for that folder`);
+  await expect(notice).toContainText('`klx serve` opens any folder');
+  await expect(notice).toContainText(`klx serve ${logDir} ${other}`);
+  await expect(notice).not.toContainText('Check the value typed');
+  await page.screenshot({ path: `${SCREENSHOTS}/serve-outside.png` });
 });

@@ -2,7 +2,7 @@
  * The main process wiring, with a fake `electron`: secure window, navigation and popups refused,
  * IPC registered for exactly the contract's methods, events forwarded, menu, settings file.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -10,6 +10,9 @@ import { METHOD_NAMES } from '../../src-shared/contract.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 
 const userData = mkdtempSync(join(tmpdir(), 'klx-userdata-'));
+// `npm start` names the folder to open (the demo log directory by default) in KLX_OPEN_DIR.
+const openAtStart = mkdtempSync(join(tmpdir(), 'klx-open-at-start-'));
+process.env.KLX_OPEN_DIR = openAtStart;
 const fake = vi.hoisted(() => ({ current: undefined as unknown as ReturnType<typeof import('./fake-electron.ts').makeFakeElectron>, userData: '' }));
 fake.userData = userData;
 vi.mock('electron', async () => {
@@ -21,7 +24,11 @@ vi.mock('electron', async () => {
 await import('../../src-main/electron/main.ts');
 await new Promise((r) => setTimeout(r, 20)); // let whenReady().then(start) run
 
-afterAll(() => rmSync(userData, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(userData, { recursive: true, force: true });
+  rmSync(openAtStart, { recursive: true, force: true });
+  delete process.env.KLX_OPEN_DIR;
+});
 
 describe('main process', () => {
   const win = () => fake.current.windows[0];
@@ -62,6 +69,12 @@ describe('main process', () => {
     expect(done).toHaveBeenCalledWith({ responseHeaders: { A: ['b'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
 
+  it('opens KLX_OPEN_DIR (what `npm start` opens: the demo log directory) in the session before the window loads', async () => {
+    const file = win().loaded!.file!;
+    const folders = await fake.current.handlers.get('klx:session.folders')!({ senderFrame: { url: `file://${file}`, parent: null } }, {});
+    expect(folders).toMatchObject({ ok: true, result: { opened: [realpathSync(openAtStart)] } });
+  });
+
   it('registers IPC handlers for exactly the contract methods', () => {
     expect([...fake.current.handlers.keys()].sort()).toEqual(METHOD_NAMES.map((m) => `klx:${m}`).sort());
   });
@@ -90,10 +103,10 @@ describe('main process', () => {
     open.click!();
     await vi.waitFor(() => expect(win().webContents.sent).toContainEqual({ channel: 'klx:event', payload: { type: 'session.opened', path: userData } }));
     const settings = JSON.parse(readFileSync(join(userData, 'klx-settings.json'), 'utf8'));
-    expect(settings.recentFolders).toEqual([userData]);
+    expect(settings.recentFolders).toEqual([userData, realpathSync(openAtStart)]); // newest first
     const latest = fake.current.electron.Menu.buildFromTemplate.mock.calls.at(-1)![0] as Item[];
     const recent = latest.flatMap((m) => m.submenu ?? []).find((i) => i.id === 'open-recent')!;
-    expect(recent.submenu?.map((i) => i.label)).toEqual([userData]);
+    expect(recent.submenu?.map((i) => i.label)).toEqual([userData, realpathSync(openAtStart)]);
   });
 
   it('forwards job events to the window', async () => {

@@ -53,6 +53,23 @@ export async function realRoots(roots: readonly string[]): Promise<string[]> {
 }
 
 /**
+ * The refusal of a folder outside the folders a server was started for (`klx serve DIR`): says which
+ * folders it serves and how to open another (`klx serve` with no folder, or every folder named),
+ * instead of reading like a typing mistake. `details.reason` is `outside-served-folders`.
+ */
+export function outsideServedFolders(requested: string, roots: readonly string[]): KlxError {
+  const served = roots.join(', ');
+  const q = (p: string): string => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replaceAll("'", `'\\''`)}'`);
+  return new KlxError(
+    'invalid-argument',
+    `${requested} is outside ${served}: this server was started for ${roots.length === 1 ? 'that folder' : 'those folders'} ` +
+      `and opens only folders inside ${roots.length === 1 ? 'it' : 'them'}. To open another folder, restart it with no folder ` +
+      `(\`klx serve\` opens any folder) or name every folder: \`klx serve ${[...roots, requested].map(q).join(' ')}\`.`,
+    { details: { reason: 'outside-served-folders', path: requested, served: [...roots] } },
+  );
+}
+
+/**
  * Returns the real path of `requested` if it lies inside one of `roots`; otherwise throws
  * `invalid-argument` with `details.reason = 'outside-allowed-folders'`. `requested` must be
  * absolute (relative paths are refused: there is no meaningful base on the main side).

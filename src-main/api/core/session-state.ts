@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import type { EventHub } from './events.ts';
-import { isInsideDir, realpathLenient, realRoots, resolveInside } from './paths.ts';
+import { isInsideDir, outsideServedFolders, realpathLenient, realRoots, resolveInside } from './paths.ts';
 import type { CallContext } from './call-context.ts';
 
 /** Where recent folders are kept (a JSON file in Electron's user-data folder, memory in the bridge). */
@@ -46,12 +46,20 @@ export class SessionState {
   /**
    * Opens a folder: it must be an existing directory, and inside the fixed roots when the call has
    * some. Returns its real path, records it as recent and emits `session.opened`.
-   * Errors: `invalid-argument` (relative path, outside the fixed roots, not a directory), `not-found`.
+   * Errors: `invalid-argument` (relative path, not a directory; outside the fixed roots with
+   * `details.reason = 'outside-served-folders'`, see {@link outsideServedFolders}), `not-found`.
    */
   async open(path: string, call: CallContext): Promise<string> {
     if (!isAbsolute(path)) throw new KlxError('invalid-argument', `not an absolute path: ${path}`);
     const fixed = call.allowedRoots ?? [];
-    const real = fixed.length > 0 ? await resolveInside(path, fixed) : await realpathLenient(path);
+    let real: string;
+    if (fixed.length > 0) {
+      real = await realpathLenient(path);
+      const roots = await realRoots(fixed);
+      if (!roots.some((r) => isInsideDir(real, r))) throw outsideServedFolders(path, roots);
+    } else {
+      real = await realpathLenient(path);
+    }
     const info = await stat(real).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') throw new KlxError('not-found', `no such folder: ${path}`, { file: path });
       throw err;
@@ -101,6 +109,10 @@ export class SessionState {
     const fixed = await realRoots(call.allowedRoots ?? []);
     // With fixed roots, an opened folder counts only while it is inside them.
     const opened = fixed.length === 0 ? this.openedFolders : this.openedFolders.filter((f) => fixed.some((r) => isInsideDir(f, r)));
+    if (fixed.length > 0 && isAbsolute(path) && !path.includes('\0')) {
+      const real = await realpathLenient(path);
+      if (!fixed.some((r) => isInsideDir(real, r))) throw outsideServedFolders(path, fixed);
+    }
     return resolveInside(path, [...opened, ...fixed]);
   }
 }

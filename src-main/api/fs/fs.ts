@@ -10,7 +10,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Res } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
-import { isInsideDir, realRoots } from '../core/paths.ts';
+import { isInsideDir, outsideServedFolders, realRoots } from '../core/paths.ts';
 import type { ApiContext, DomainHandlers } from '../core/types.ts';
 
 const caseInsensitive = process.platform === 'win32' || process.platform === 'darwin';
@@ -57,7 +57,7 @@ export function fsHandlers(ctx: ApiContext): DomainHandlers<'fs'> {
         const real = await realpath(dir).catch(() => null);
         if (real === null) return { dir: null, entries: [], truncated: false };
         if (!roots.some((r) => isInsideDir(real, r))) {
-          throw new KlxError('invalid-argument', `refused: ${dir} is outside the served folders`, { details: { reason: 'outside-allowed-folders', path: dir } });
+          throw outsideServedFolders(dir, roots);
         }
       }
 

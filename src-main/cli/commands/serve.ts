@@ -1,10 +1,10 @@
 /**
- * `klx serve [DIR] [--port N] [--read-only]`: runs the app in a browser. Starts the loopback bridge
+ * `klx serve [DIR...] [--port N] [--read-only]`: runs the app in a browser. Starts the loopback bridge
  * on 127.0.0.1 (building the renderer first if `out/renderer/index.html` is missing) and prints the
  * URL with its access token on stdout; runs until Ctrl+C (SIGINT) or SIGTERM.
  *
- * With DIR, the bridge is confined to it: DIR is opened at start and nothing outside it can be
- * reached (not even by folder completion). `--read-only` refuses every method that writes.
+ * With folders, the bridge is confined to them: they are opened at start and nothing outside them
+ * can be reached (not even by folder completion). `--read-only` refuses every method that writes.
  */
 import { resolve } from 'node:path';
 import { ensureRendererBuilt, RENDERER_DIR } from '../../bridge/build.ts';
@@ -16,13 +16,14 @@ export interface ServeOptions {
 }
 
 /** Runs `klx serve` (its options and help are declared in `../registry.ts`). */
-export async function runServe(dir: string | undefined, opts: ServeOptions): Promise<void> {
+export async function runServe(dirs: readonly string[] | string | undefined, opts: ServeOptions): Promise<void> {
+  const folders = dirs === undefined ? [] : typeof dirs === 'string' ? [dirs] : [...dirs];
   if (opts.port > 65535) throw new Error(`--port must be at most 65535, got ${opts.port}`);
   if (ensureRendererBuilt()) process.stderr.write('klx serve: built the renderer into out/renderer\n');
   const bridge = await startBridge({
     port: opts.port,
     readOnly: opts.readOnly === true,
-    roots: dir === undefined ? [] : [resolve(dir)],
+    roots: folders.map((d) => resolve(d)),
     rendererDir: RENDERER_DIR,
     demoDir: process.env.KLX_DEMO_DIR,
   });

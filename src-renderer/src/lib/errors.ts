@@ -60,7 +60,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'offset-out-of-range': 'Pick an offset between logStartOffset and logEndOffset (shown above the table).',
   'unknown-codec': 'The batch names a codec Kafka does not know (ids 5–7). The partition is damaged at that batch.',
   'unknown-magic': 'The bytes at that position are not a Kafka batch. Run Verify to see where valid data resumes.',
-  'invalid-argument': 'Check the value typed; paths must lie inside a folder opened in this session.',
+  'invalid-argument': 'Check the value typed.',
   'io-error': 'The operating system refused the read (permissions, a disk error, a network file system). Check access to the file.',
   'read-only': 'This window was opened read-only; nothing was changed.',
   cancelled: 'The job was stopped; nothing was changed.',
@@ -73,7 +73,15 @@ let nextId = 1;
 export function toUiError(err: unknown, context: string): UiError {
   const info: ErrorInfo =
     err instanceof KlxApiError ? err.info : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
-  const e: UiError = { id: nextId++, context, code: info.code, title: TITLES[info.code] ?? info.code, message: info.message, hint: HINTS[info.code] ?? '' };
+  const reason = (info.details as { reason?: unknown } | undefined)?.reason;
+  const hint =
+    reason === 'outside-served-folders'
+      ? 'The message says how to serve the other folder too.'
+      : reason === 'outside-allowed-folders'
+        ? 'Open the folder that holds it first (the folder field above the tree).'
+        : (HINTS[info.code] ?? '');
+  const title = reason === 'outside-served-folders' ? 'Outside the served folder' : (TITLES[info.code] ?? info.code);
+  const e: UiError = { id: nextId++, context, code: info.code, title, message: info.message, hint };
   if (info.file !== undefined) e.file = info.file;
   if (info.position !== undefined) e.position = info.position;
   return e;

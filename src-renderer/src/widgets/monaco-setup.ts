@@ -17,6 +17,12 @@ import 'monaco-editor/languages/features/json/register';
 import 'monaco-editor/languages/definitions/sql/register';
 import 'monaco-editor/editor/contrib/suggest/browser/suggestController';
 import 'monaco-editor/features/hover/register';
+// The JSON language's worker client (loaded lazily by the first JSON model) imports every editor
+// contribution, and some of them register services (ICodeLensCache, ...). Services registered after
+// the first editor started are unknown to it: every editor then threw "CodeLensContribution depends
+// on UNKNOWN service ICodeLensCache" as a page error. Loading the same module here, before any editor
+// exists, registers those services first.
+import 'monaco-editor/internal/common/workers';
 import EditorWorker from 'monaco-editor/editor/editor.worker?worker';
 import JsonWorker from 'monaco-editor/languages/features/json/json.worker?worker';
 
