@@ -164,7 +164,9 @@ export const useCleanup = defineStore('cleanup', () => {
   function attach(partitionDir: string | null): void {
     if (partitionDir === dir.value) return;
     dir.value = partitionDir;
-    const keep = { operation: form.operation, nowMode: form.nowMode, nowText: form.nowText, rules: form.rules };
+    // A fixed `now` is never carried to another partition: chosen for one, it could make every
+    // segment of another look expired (the preview would delete them all).
+    const keep = { operation: form.operation, rules: form.rules };
     Object.assign(form, freshForm(), keep);
     plan.value = null;
     planKey.value = '';
@@ -182,6 +184,18 @@ export const useCleanup = defineStore('cleanup', () => {
     (d) => attach(d),
     { immediate: true },
   );
+
+  // Nor to the other mode (retention ↔ compaction): back to the clock at preview time.
+  watch(
+    () => form.operation,
+    () => {
+      form.nowMode = 'wall';
+      form.nowText = '';
+    },
+  );
+
+  /** The preview shown was made with a fixed `now` (the report says so prominently). */
+  const planNowFixed = ref(false);
 
   /** Runs `cleanup.plan` for the form (progress and Cancel in the view and the status bar). */
   async function preview(): Promise<void> {
@@ -203,6 +217,7 @@ export const useCleanup = defineStore('cleanup', () => {
       if (dir.value !== forDir) return; // another partition was selected meanwhile
       plan.value = r;
       planKey.value = key;
+      planNowFixed.value = req.now !== undefined;
       result.value = null;
       resultPlan.value = null;
     } catch (err) {
@@ -313,6 +328,7 @@ export const useCleanup = defineStore('cleanup', () => {
     dir,
     target,
     plan,
+    planNowFixed,
     result,
     resultPlan,
     undone,

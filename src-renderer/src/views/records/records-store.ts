@@ -117,6 +117,29 @@ function preview(p: RecordRow['key']): { text: string; cls: RowText['keyClass'] 
   return { text: t.text, cls: t.binary ? 'binary' : '' };
 }
 
+/**
+ * The Key and Value cells of a record as the table shows them: UTF-8 text, hex for binary bytes,
+ * and for `__consumer_offsets` (`consumerOffsets`) the decoded summary of the key and value. Search
+ * results use it too, so a key reads the same in both.
+ */
+export function cellsOf(key: RecordRow['key'], value: RecordRow['value'], consumerOffsets: boolean): { key: ReturnType<typeof preview>; value: ReturnType<typeof preview> } {
+  let k = preview(key);
+  let v = preview(value);
+  if (consumerOffsets && key) {
+    const kb = fromBase64(key.base64);
+    const sk = kb.length === key.size ? summarizeConsumerOffsetsKey(kb) : null;
+    if (sk) {
+      k = { text: sk.text, cls: 'decoded' };
+      const vb = value ? fromBase64(value.base64) : null;
+      const complete = value === null || vb!.length === value.size;
+      const sv = complete ? summarizeConsumerOffsetsValue(sk.key, vb) : null;
+      if (sv !== null) v = { text: sv, cls: value === null ? 'null' : 'decoded' };
+      else if (value) v = { text: `${sk.key.type === 'group-metadata' ? 'group metadata' : 'value'} (${value.size} B: see the inspector)`, cls: 'decoded' };
+    }
+  }
+  return { key: k, value: v };
+}
+
 /** The flags of a record: its control type, ABORTED or TXN, TOMBSTONE (null value), CRC (a batch whose CRC-32C does not match). */
 export function flagsOf(r: RecordRow): RowFlag[] {
   const flags: RowFlag[] = [];
@@ -353,6 +376,12 @@ export const useRecords = defineStore('records', () => {
 
   /** Shows a partition from its first record. */
   async function open(partitionDir: string, topic: string): Promise<void> {
+    // Pages asked for the previous partition are stale: their answers are dropped (generation), and
+    // its cursors must not be used for this one (a page load between now and the first page would
+    // ask the new partition for the old partition's offset).
+    gen++;
+    startCursor.value = null;
+    endCursor.value = null;
     dir.value = partitionDir;
     consumerOffsets = topic === '__consumer_offsets';
     problems.value = [];
