@@ -139,6 +139,22 @@ function parseDecodeMode(v: string): NonNullable<DumpOptions['decode']> {
   return v as NonNullable<DumpOptions['decode']>;
 }
 
+/** An integer option within [min, max]. */
+function parseIntArg(name: string, min: number, max: number): (v: string) => number {
+  return (v) => {
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new InvalidArgumentError(`${name} must be an integer ${min}..${max}, got "${v}"`);
+    return Number(v);
+  };
+}
+
+/** A non-negative int64 option. */
+function parseInt64Arg(name: string): (v: string) => bigint {
+  return (v) => {
+    if (!/^\d+$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError(`${name} must be an integer 0..2^63-1, got "${v}"`);
+    return BigInt(v);
+  };
+}
+
 function parseCompression(v: string): Compression {
   if (!(COMPRESSIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--compression must be one of ${COMPRESSIONS.join(', ')}, got "${v}"`);
   return v as Compression;
@@ -416,6 +432,14 @@ function registerAppend(program: Command): void {
     .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
     .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
     .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
+    .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates)', parseInt64Arg('--producer-id'))
+    .option('--producer-epoch <n>', "producer epoch 0..32767 (default: the producer's current epoch, 0 for a new one)", parseIntArg('--producer-epoch', 0, 32767))
+    .option('--sequence <n>', 'base sequence 0..2^31-1 (default: the next one the producer is expected to send)', parseIntArg('--sequence', 0, 2147483647))
+    .option('--transactional', "a transactional batch: opens the producer's transaction when none is open")
+    .option('--commit', 'write a COMMIT transaction marker (control batch) for --producer-id / --producer-epoch instead of records')
+    .option('--abort', 'write an ABORT transaction marker for --producer-id / --producer-epoch (a non-empty transaction gets its .txnindex entry)')
+    .option('--coordinator-epoch <n>', 'coordinator epoch in the marker value (default 0)', parseIntArg('--coordinator-epoch', 0, 2147483647))
+    .option('--leader-epoch <n>', 'leader epoch to stamp; a higher one starts a new leader-epoch-checkpoint entry at the log end offset', parseIntArg('--leader-epoch', 0, 2147483647))
     .option('--config <key=value>', 'topic config for this run, on top of klx-topic.properties (repeatable)', collect, [])
     .option('--dry-run', 'print what would be appended and touch nothing')
     .option('--json', 'print the result as JSON')

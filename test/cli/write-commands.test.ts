@@ -161,12 +161,14 @@ describe('klx create / append / roll', () => {
 
   it('roll closes the active segment; a second roll has nothing to do; --dry-run and --json', () => {
     const dry = klx('roll', dir, '--dry-run');
-    expect(dry.stdout).toBe('would roll orders-0: new active segment 00000000000000000005.log (log end offset 5)\n  closed 00000000000000000000.log: final time-index entry 1700000000012 -> offset 4, indexes trimmed\n');
+    expect(dry.stdout).toBe('would roll orders-0: new active segment 00000000000000000005.log (log end offset 5)\n  closed 00000000000000000000.log: final time-index entry 1700000000012 -> offset 4, indexes trimmed\n  would write producer snapshot 00000000000000000005.snapshot (0 producers)\n');
     expect(existsSync(join(dir, '00000000000000000005.log'))).toBe(false);
     const r = klx('roll', dir);
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe('rolled orders-0: new active segment 00000000000000000005.log (log end offset 5)');
-    expect(readdirSync(dir).filter((n) => n.startsWith('00000000000000000005')).sort()).toEqual(['00000000000000000005.index', '00000000000000000005.log', '00000000000000000005.timeindex']);
+    expect(readdirSync(dir).filter((n) => n.startsWith('00000000000000000005')).sort()).toEqual(['00000000000000000005.index', '00000000000000000005.log', '00000000000000000005.snapshot', '00000000000000000005.timeindex']);
+    // No producer has written: the snapshot is the 10-byte header, version 1, CRC-32C of the count 0 (0x48674bc7), count 0.
+    expect(readFileSync(join(dir, '00000000000000000005.snapshot')).toString('hex')).toBe('000148674bc700000000');
     const again = klx('roll', dir, '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ rolled: false, segmentBaseOffset: 5, logEndOffset: 5 });
     expect(klx('roll', dir).stdout).toBe('nothing to roll in orders-0: the active segment 00000000000000000005.log is empty; rolling would create the same segment again\n');

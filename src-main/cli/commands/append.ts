@@ -1,8 +1,12 @@
 /**
  * `klx append DIR [--key K] (--value V | --tombstone | --records FILE.ndjson) [--header k=v ...]
- *  [--timestamp MS] [--compression none|gzip|snappy|lz4|zstd] [--config k=v ...] [--dry-run] [--json]`:
+ *  [--timestamp MS] [--compression none|gzip|snappy|lz4|zstd] [--producer-id P [--producer-epoch E]
+ *  [--sequence S] [--transactional]] [--leader-epoch N] [--config k=v ...] [--dry-run] [--json]`:
  * appends one batch to a partition folder, as a broker writes a producer batch (engine:
  * `PartitionWriter.append` in `engine/log/partition-writer.ts`).
+ * `klx append DIR --commit|--abort --producer-id P --producer-epoch E [--coordinator-epoch N]
+ *  [--timestamp MS] [--leader-epoch N]` writes a transaction marker instead
+ * (`PartitionWriter.appendMarker`).
  *
  * Without `--key` the record has no key (refused on a compacted topic); `--tombstone` writes a null
  * value. `--records` puts every line of an NDJSON file into the same batch; a line is
@@ -17,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import type { Compression } from '../../engine/format/types.ts';
-import { PartitionWriter, type AppendPlan, type AppendRecord } from '../../engine/log/partition-writer.ts';
+import { PartitionWriter, type AppendOptions, type AppendPlan, type AppendRecord, type MarkerOptions } from '../../engine/log/partition-writer.ts';
 import { parseConfigPairs } from '../../engine/log/topic-config.ts';
 import { OutputWriter } from '../output.ts';
 
@@ -32,6 +36,14 @@ export interface AppendCliOptions {
   timestamp?: bigint;
   compression?: Compression;
   records?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  sequence?: number;
+  transactional?: boolean;
+  commit?: boolean;
+  abort?: boolean;
+  coordinatorEpoch?: number;
+  leaderEpoch?: number;
   config: string[];
   dryRun?: boolean;
   json?: boolean;
@@ -58,6 +70,8 @@ function parseHeader(h: string): { key: string; value: string | null } {
 
 /** Runs `klx append` (its options and help are declared in `../registry.ts`). */
 export async function runAppend(dir: string, opts: AppendCliOptions): Promise<void> {
+  if (opts.commit || opts.abort) return runMarker(dir, opts);
+  if (opts.coordinatorEpoch !== undefined) throw new KlxError('invalid-argument', '--coordinator-epoch goes with --commit or --abort');
   const modes = [opts.value !== undefined, Boolean(opts.tombstone), opts.records !== undefined].filter(Boolean).length;
   if (modes !== 1) throw new KlxError('invalid-argument', 'give exactly one of --value, --tombstone or --records');
   if (opts.records !== undefined && (opts.key !== undefined || opts.header.length > 0)) {
@@ -71,8 +85,45 @@ export async function runAppend(dir: string, opts: AppendCliOptions): Promise<vo
   const writer = PartitionWriter.open(dir, { config, readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
   let result: AppendPlan;
   try {
-    const appendOpts = { ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}), ...(opts.compression ? { compression: opts.compression } : {}) };
+    const appendOpts: AppendOptions = {
+      ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}),
+      ...(opts.compression ? { compression: opts.compression } : {}),
+      ...(opts.producerId !== undefined ? { producerId: opts.producerId } : {}),
+      ...(opts.producerEpoch !== undefined ? { producerEpoch: opts.producerEpoch } : {}),
+      ...(opts.sequence !== undefined ? { baseSequence: opts.sequence } : {}),
+      ...(opts.transactional ? { isTransactional: true } : {}),
+      ...(opts.leaderEpoch !== undefined ? { leaderEpoch: opts.leaderEpoch } : {}),
+    };
     result = opts.dryRun ? writer.planAppend(records, appendOpts) : writer.append(records, appendOpts);
+  } finally {
+    writer.close();
+  }
+  await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+    ...staleLockNote(writer),
+    ...appendText(result, writer, Boolean(opts.dryRun)),
+  ]);
+}
+
+/** `klx append --commit|--abort`: one transaction marker. */
+async function runMarker(dir: string, opts: AppendCliOptions): Promise<void> {
+  if (opts.commit && opts.abort) throw new KlxError('invalid-argument', 'give --commit or --abort, not both');
+  if (opts.value !== undefined || opts.tombstone || opts.records !== undefined || opts.key !== undefined || opts.header.length > 0) {
+    throw new KlxError('invalid-argument', 'a transaction marker carries no records: --commit/--abort go without --key, --value, --tombstone, --records and --header');
+  }
+  if (opts.sequence !== undefined || opts.transactional || opts.compression) throw new KlxError('invalid-argument', 'a transaction marker has no sequence (−1), is always transactional and uncompressed: drop --sequence, --transactional and --compression');
+  if (opts.producerId === undefined || opts.producerEpoch === undefined) throw new KlxError('invalid-argument', '--commit/--abort need --producer-id and --producer-epoch');
+  const writer = PartitionWriter.open(dir, { config: parseConfigPairs(opts.config), readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
+  let result: AppendPlan;
+  try {
+    const m: MarkerOptions = {
+      type: opts.commit ? 'COMMIT' : 'ABORT',
+      producerId: opts.producerId,
+      producerEpoch: opts.producerEpoch,
+      ...(opts.coordinatorEpoch !== undefined ? { coordinatorEpoch: opts.coordinatorEpoch } : {}),
+      ...(opts.timestamp !== undefined ? { timestamp: opts.timestamp } : {}),
+      ...(opts.leaderEpoch !== undefined ? { leaderEpoch: opts.leaderEpoch } : {}),
+    };
+    result = opts.dryRun ? writer.planMarker(m) : writer.appendMarker(m);
   } finally {
     writer.close();
   }
@@ -92,11 +143,30 @@ function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[
   const would = dryRun ? 'would ' : '';
   const offsets = r.recordCount === 1 ? `offset ${r.baseOffset}` : `offsets ${r.baseOffset}..${r.lastOffset}`;
   const lines: string[] = [];
+  const file = (p: string) => p.split(/[\\/]/).pop();
   if (r.rolled) lines.push(`${dryRun ? 'would roll' : 'rolled'} a new segment ${r.segmentFile.split(/[\\/]/).pop()} first${r.rollReason ? ` (${r.rollReason})` : ''}`);
+  if (r.producerSnapshot) lines.push(`  ${would}write producer snapshot ${file(r.producerSnapshot.file)} (${r.producerSnapshot.producers} producer${r.producerSnapshot.producers === 1 ? '' : 's'})`);
+  const p = r.producer;
+  if (r.marker && p) {
+    lines.push(
+      `${dryRun ? 'would append' : 'appended'} ${r.marker.type} marker at offset ${r.baseOffset} to ${w.topic}-${w.partition} for producer ${p.producerId} epoch ${p.producerEpoch} (coordinator epoch ${r.marker.coordinatorEpoch}): segment ${file(r.segmentFile)}, position ${r.position}, ${r.size} bytes`,
+      p.completedTransaction
+        ? `  ends the transaction of offsets ${p.completedTransaction.firstOffset}..${p.completedTransaction.lastOffset}${p.txnIndexEntry ? `; ${would}add .txnindex entry (producer ${p.txnIndexEntry.producerId}, first ${p.txnIndexEntry.firstOffset}, last ${p.txnIndexEntry.lastOffset}, last stable offset ${p.txnIndexEntry.lastStableOffset})` : ''}`
+        : `  the producer has no open transaction: an empty transaction (no .txnindex entry, as a broker writes none)`,
+    );
+    if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
+    if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
+    lines.push(`  log end offset: ${r.logEndOffset}`);
+    return lines;
+  }
   lines.push(
     `${dryRun ? 'would append' : 'appended'} ${r.recordCount} record${r.recordCount === 1 ? '' : 's'} at ${offsets} to ${w.topic}-${w.partition}: segment ${r.segmentFile.split(/[\\/]/).pop()}, position ${r.position}, ${r.size} bytes`,
     `  batch: ${r.compression}, ${r.timestampType} ${r.maxTimestamp}, leader epoch ${r.partitionLeaderEpoch}${r.indexEntry ? `, ${would}add offset-index entry (${r.lastOffset} -> ${r.position})` : ''}`,
   );
+  if (p) {
+    const lastSeq = p.baseSequence + (r.recordCount - 1);
+    lines.push(`  producer: id ${p.producerId}, epoch ${p.producerEpoch}, sequences ${p.baseSequence}..${lastSeq}${p.isTransactional ? `, transactional (transaction open since offset ${p.transactionFirstOffset})` : ''}`);
+  }
   if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
   if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
   lines.push(`  log end offset: ${r.logEndOffset}`);

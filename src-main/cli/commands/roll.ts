@@ -2,8 +2,9 @@
  * `klx roll DIR [--dry-run] [--json]`: rolls the active segment of a partition folder now, as
  * Kafka's `UnifiedLog.roll` does (engine: `PartitionWriter.roll` in
  * `engine/log/partition-writer.ts`): the old segment gets its final time-index entry and trimmed
- * indexes, and a new empty segment named after the log end offset becomes active. An empty active
- * segment is left as it is.
+ * indexes, a new empty segment named after the log end offset becomes active, and the producer
+ * snapshot `<log end offset>.snapshot` is written as a broker writes it at each roll
+ * (`ProducerStateManager.takeSnapshot`). An empty active segment is left as it is.
  */
 import { PartitionWriter, type RollResult } from '../../engine/log/partition-writer.ts';
 import { segmentFileName } from '../../engine/files/file-names.ts';
@@ -35,5 +36,6 @@ function rollText(r: RollResult, tp: string, dryRun: boolean): string[] {
   return [
     `${dryRun ? 'would roll' : 'rolled'} ${tp}: new active segment ${segmentFileName(r.segmentBaseOffset, '.log')} (log end offset ${r.logEndOffset})`,
     ...(prev ? [`  closed ${prev}${r.finalTimeIndexEntry ? `: final time-index entry ${r.finalTimeIndexEntry.timestamp} -> offset ${r.finalTimeIndexEntry.offset}` : ' (no timestamps)'}, indexes trimmed`] : []),
+    ...(r.producerSnapshot ? [`  ${dryRun ? 'would write' : 'wrote'} producer snapshot ${segmentFileName(r.producerSnapshot.offset, '.snapshot')} (${r.producerSnapshot.producers} producer${r.producerSnapshot.producers === 1 ? '' : 's'})`] : []),
   ];
 }

@@ -17,16 +17,16 @@
  * is open; a marker (ABORT/COMMIT control batch) closes the transaction, and a marker with a higher
  * epoch forgets the last data batch.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readProducerSnapshot } from '../files/producer-snapshot.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
-import { decodeV2Header, decodeV2Records } from '../format/record-batch.ts';
-import { V2_HEADER_SIZE, type BatchHeader } from '../format/types.ts';
+import { decodeV2Records } from '../format/record-batch.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, producerBatches } from '../log/producer-append.ts';
 
-/** Kafka's `producer.id.expiration.ms` default: 1 day. */
-export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
+export { DEFAULT_PRODUCER_ID_EXPIRATION_MS };
+
 
 /** Kafka's `LastRecord` of an active producer. */
 export interface LastRecord {
@@ -127,52 +127,4 @@ export function loadProducerState(log: PartitionLog, now: number, expirationMs: 
     if (!expired(e)) active.set(pid, { lastDataOffset: e.lastDataOffset >= 0n ? e.lastDataOffset : null, producerEpoch: e.epoch });
   }
   return { active, openTransactions: open, firstUnstableOffset: first, snapshotOffset };
-}
-
-/**
- * The v2 batch headers of a `.log` from byte `start`, read header by header (61 bytes each, the
- * batch itself only on demand): producer state needs no record of data batches, so a 1 GiB segment
- * costs a few thousand small reads instead of reading it all. Legacy messages are skipped (they carry
- * no producer id); the walk stops at the first entry whose framing is impossible (damage is the
- * compactor's to report).
- */
-function* producerBatches(path: string, start: number): Generator<{ header: BatchHeader; read: () => Buffer }> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const head = Buffer.allocUnsafe(V2_HEADER_SIZE);
-    let pos = start;
-    while (pos + V2_HEADER_SIZE <= size) {
-      if (readSync(fd, head, 0, V2_HEADER_SIZE, pos) < V2_HEADER_SIZE) return;
-      const batchLength = head.readInt32BE(8);
-      const magic = head.readInt8(16);
-      const total = batchLength + 12;
-      if (batchLength < 14 || pos + total > size || magic < 0 || magic > 2) return;
-      if (magic === 2 && batchLength >= V2_HEADER_SIZE - 12) {
-        let header: BatchHeader;
-        try {
-          header = decodeV2Header(head, 0, pos, false);
-        } catch {
-          return;
-        }
-        const at = pos;
-        yield {
-          header,
-          read: () => {
-            const b = Buffer.allocUnsafe(total);
-            readSync(fd, b, 0, total, at);
-            return b;
-          },
-        };
-      }
-      pos += total;
-    }
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -24,8 +24,9 @@
  *   moves to LEO when it already lists the partition, as for a single-replica leader;
  * - no `.kafka_cleanshutdown` in the log dir once a write started: a broker deletes it when it
  *   starts, and a crash of ours must lead to recovery, not to trusting a half-written tail;
- * - no producer snapshot is written on roll: snapshots only speed up loading, and without a
- *   clean-shutdown marker Kafka rebuilds producer state from the log.
+ * - at each roll the producer snapshot `<new base offset>.snapshot` is written as `UnifiedLog.roll`
+ *   writes it (`ProducerStateManager.takeSnapshot`: every producer, only when no snapshot is at or
+ *   above that offset); an ABORT marker of a non-empty transaction adds its `.txnindex` entry.
  *
  * Crash safety: each file-system step calls the fault hook first (`WriterFaultHook`), so tests can
  * simulate a crash before any step. Order of an append: remove clean-shutdown marker → leader-epoch
@@ -44,7 +45,7 @@
  * (`planCreatePartition`, {@link PartitionWriter.planAppend}, {@link PartitionWriter.planRoll},
  * and `readOnly` mode).
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { encodeBatch, type RecordSpec } from '../format/record-batch.ts';
@@ -59,6 +60,8 @@ import {
 } from '../files/file-names.ts';
 import { writeLeaderEpochCheckpoint, type LeaderEpochEntry } from '../files/checkpoint.ts';
 import { fsyncDirectory } from '../files/fsync-write.ts';
+import { writeProducerSnapshot } from '../files/producer-snapshot.ts';
+import { encodeTxnIndex } from '../files/txn-index.ts';
 import { OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
 import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
 import { PartitionLog } from './partition-log.ts';
@@ -67,6 +70,8 @@ import { updateCheckpointEntry } from './checkpoint-entry.ts';
 import { Stepper, createEmptyFile, ioError, writeAt, type WriterFaultHook, type WriterStep } from './write-steps.ts';
 import { decideRoll, segmentJitter, type RollReason, type RollSegmentState } from './roll-rule.ts';
 import { inspectForWriting, type ActiveSegmentState } from './write-check.ts';
+import { ProducerStateTracker, type ProducerEntry } from './producer-append.ts';
+import { CONTROL_ABORT, CONTROL_COMMIT, encodeControlKey, encodeEndTxnMarkerValue } from '../format/control.ts';
 import { WRITER_LOCK_FILE, acquireLock, type LockHandle, type LockHolder } from './log-lock.ts';
 
 const INT32_MAX = 2147483647;
@@ -93,10 +98,51 @@ export interface AppendOptions {
   timestamp?: bigint | number;
   /** Codec of the batch (default none). The topic keeps the producer's codec (`compression.type=producer`). */
   compression?: Compression;
-  /** Idempotent producer fields; all default to −1 (no producer id). Sequence continuity is not checked (no producer state is kept). */
+  /**
+   * Idempotent producer fields; without `producerId` all are −1 (no producer). With it, the batch is
+   * checked against the partition's producer state as a leader checks a client's batch
+   * (`ProducerAppendInfo`: epoch fencing, sequence order, duplicates); `producerEpoch` defaults to the
+   * producer's current epoch (0 for a new producer), `baseSequence` to the next expected sequence.
+   */
   producerId?: bigint;
   producerEpoch?: number;
   baseSequence?: number;
+  /** A transactional batch (attribute bit 4; needs `producerId`): opens the producer's transaction when none is open. */
+  isTransactional?: boolean;
+  /**
+   * The leader epoch to stamp (default: the current one). A higher epoch starts a new
+   * `leader-epoch-checkpoint` entry at the log end offset, as a new leader's first append does; a lower
+   * one is refused.
+   */
+  leaderEpoch?: number;
+}
+
+/** A transaction marker to append (what the transaction coordinator sends with WriteTxnMarkers). */
+export interface MarkerOptions {
+  type: 'COMMIT' | 'ABORT';
+  producerId: bigint;
+  producerEpoch: number;
+  /** Coordinator epoch in the marker value (default 0). */
+  coordinatorEpoch?: number;
+  /** Marker record timestamp (ms; default now). */
+  timestamp?: bigint | number;
+  /** See {@link AppendOptions.leaderEpoch}. */
+  leaderEpoch?: number;
+}
+
+/** The producer fields of an appended batch and what it did to the producer's transaction. */
+export interface AppendProducerInfo {
+  producerId: bigint;
+  producerEpoch: number;
+  /** −1 for a marker. */
+  baseSequence: number;
+  isTransactional: boolean;
+  /** First offset of the producer's transaction after this batch (−1: none open). */
+  transactionFirstOffset: bigint;
+  /** For a marker: the transaction it ends (null for a producer with no open transaction: an empty transaction). */
+  completedTransaction: { firstOffset: bigint; lastOffset: bigint; aborted: boolean } | null;
+  /** For an ABORT of a non-empty transaction: the `.txnindex` entry written (`lastStableOffset` per `ProducerStateManager.lastStableOffset`). */
+  txnIndexEntry: { producerId: bigint; firstOffset: bigint; lastOffset: bigint; lastStableOffset: bigint } | null;
 }
 
 /** What an append does (plan) or did (result). Offsets are absolute, sizes and positions in bytes. */
@@ -131,6 +177,26 @@ export interface AppendPlan {
   removesCleanShutdownMarker: boolean;
   /** LEO after the append. */
   logEndOffset: bigint;
+  /** Producer fields (null for a batch without producer id). */
+  producer: AppendProducerInfo | null;
+  /** For a control batch: the marker type and coordinator epoch. */
+  marker: { type: 'COMMIT' | 'ABORT'; coordinatorEpoch: number } | null;
+  /** When the append rolls: the producer snapshot written at the new segment's base offset (as `UnifiedLog.roll` does). */
+  producerSnapshot: ProducerSnapshotInfo | null;
+}
+
+/** A producer snapshot written at a roll (`ProducerStateManager.takeSnapshot`). */
+export interface ProducerSnapshotInfo {
+  file: string;
+  offset: bigint;
+  producers: number;
+}
+
+/** An append ready to write: its plan, its bytes and the producer state after it. */
+interface PreparedAppend {
+  plan: AppendPlan;
+  batch: Buffer;
+  producerEntry: ProducerEntry | null;
 }
 
 /** The result of an acknowledged append (everything fsynced). */
@@ -152,6 +218,8 @@ export interface RollResult {
   finalTimeIndexEntry: { timestamp: bigint; offset: bigint } | null;
   logEndOffset: bigint;
   removesCleanShutdownMarker: boolean;
+  /** The producer snapshot written at the new segment's base offset (null when one already exists there or nothing rolls). */
+  producerSnapshot: ProducerSnapshotInfo | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,6 +274,7 @@ export class PartitionWriter {
   private currentEpoch: number;
   private cleanShutdownPresent: boolean;
   private failed: unknown = null;
+  private tracker: ProducerStateTracker | null = null;
   private closed = false;
 
   private constructor(init: {
@@ -341,14 +410,47 @@ export class PartitionWriter {
    */
   append(records: readonly AppendRecord[], opts: AppendOptions = {}): AppendResult {
     this.ensureOpen(true);
-    const { plan, batch } = this.prepareAppend(records, opts);
+    return this.commit(this.prepareAppend(records, opts));
+  }
+
+  /**
+   * What {@link appendMarker} would do, without touching anything. Runs the same checks.
+   * @throws see {@link appendMarker}.
+   */
+  planMarker(opts: MarkerOptions): AppendPlan {
+    this.ensureOpen(false);
+    return this.prepareMarker(opts).plan;
+  }
+
+  /**
+   * Appends a transaction marker: a control batch (attributes transactional + control, producer id
+   * and epoch, baseSequence −1, no compression) holding one control record, key `(version 0, type
+   * ABORT=0 | COMMIT=1)` and value `(version 0, coordinatorEpoch)`, as the transaction coordinator
+   * has a leader write it (`MemoryRecords.withEndTransactionMarker`). The producer's open
+   * transaction ends; an ABORT of a non-empty transaction adds its entry to the active segment's
+   * `.txnindex` (`UnifiedLog.append` → `LogSegment.updateTxnIndex`), an empty one adds none.
+   * @throws KlxError `invalid-record` (older producer epoch: InvalidProducerEpochException; older
+   *   coordinator epoch: TransactionCoordinatorFencedException), `invalid-argument` (bad fields, a
+   *   lower leader epoch), plus what {@link append} throws.
+   */
+  appendMarker(opts: MarkerOptions): AppendResult {
+    this.ensureOpen(true);
+    return this.commit(this.prepareMarker(opts));
+  }
+
+  private commit(p: PreparedAppend): AppendResult {
+    const { plan, batch } = p;
     this.guarded(() => {
       this.beginWrite();
       if (plan.leaderEpochEntry) this.writeLeaderEpoch(plan.leaderEpochEntry);
-      if (plan.rolled || this.active === null) this.rollSegment();
+      if (plan.rolled || this.active === null) this.rollSegment(plan.producerSnapshot);
       this.appendBatch(batch, plan);
+      if (plan.producer?.txnIndexEntry) this.appendTxnIndex(plan.producer.txnIndexEntry);
+      this.currentEpoch = plan.partitionLeaderEpoch;
       this.updateCheckpoints();
     });
+    if (p.producerEntry) this.producerState().apply(p.producerEntry, plan.logEndOffset);
+    else if (this.producerStateLoaded) this.producerState().mapEndOffset = plan.logEndOffset;
     return plan;
   }
 
@@ -368,6 +470,7 @@ export class PartitionWriter {
         finalTimeIndexEntry: null,
         logEndOffset: this.leo,
         removesCleanShutdownMarker: false,
+        producerSnapshot: null,
       };
     }
     return {
@@ -379,7 +482,27 @@ export class PartitionWriter {
       finalTimeIndexEntry: a && a.maxTimestamp >= 0n ? { timestamp: a.maxTimestamp, offset: a.offsetOfMaxTimestamp } : null,
       logEndOffset: this.leo,
       removesCleanShutdownMarker: this.cleanShutdownPresent,
+      producerSnapshot: a ? this.plannedSnapshot(base) : null,
     };
+  }
+
+  /** The snapshot a roll to `base` writes: only when no snapshot is at or above it (`takeSnapshot`: `lastMapOffset > lastSnapOffset`). */
+  private plannedSnapshot(base: bigint): ProducerSnapshotInfo | null {
+    const st = this.producerState();
+    if (base <= st.lastSnapshotOffset) return null;
+    return { file: join(this.dir, segmentFileName(base, '.snapshot')), offset: base, producers: st.producers.size };
+  }
+
+  /** The partition's producer state, loaded on first use (appends with a producer id, markers, rolls). */
+  private producerState(): ProducerStateTracker {
+    if (!this.tracker) {
+      this.tracker = ProducerStateTracker.load(PartitionLog.open(this.dir, this.opts.config ? { config: this.opts.config } : {}), this.leo, this.clock());
+    }
+    return this.tracker;
+  }
+
+  private get producerStateLoaded(): boolean {
+    return this.tracker !== null;
   }
 
   /**
@@ -394,7 +517,7 @@ export class PartitionWriter {
     if (!plan.rolled) return plan;
     this.guarded(() => {
       this.beginWrite();
-      this.rollSegment();
+      this.rollSegment(plan.producerSnapshot);
       this.updateCheckpoints();
     });
     return plan;
@@ -445,7 +568,7 @@ export class PartitionWriter {
     this.files = null;
   }
 
-  private prepareAppend(records: readonly AppendRecord[], opts: AppendOptions): { plan: AppendPlan; batch: Buffer } {
+  private prepareAppend(records: readonly AppendRecord[], opts: AppendOptions): PreparedAppend {
     const cfg = this.config.config;
     const tp = `${this.topic}-${this.partition}`;
     if (!Array.isArray(records) || records.length === 0) throw new KlxError('invalid-argument', 'an append needs at least one record');
@@ -471,29 +594,96 @@ export class PartitionWriter {
     let producerId = -1n;
     let producerEpoch = -1;
     let baseSequence = -1;
+    const isTransactional = Boolean(opts.isTransactional);
     if (opts.producerId !== undefined) {
       producerId = BigInt(opts.producerId);
-      producerEpoch = opts.producerEpoch ?? 0;
-      baseSequence = opts.baseSequence ?? 0;
       if (producerId < 0n || producerId > INT64_MAX) throw new KlxError('invalid-argument', `producerId ${producerId} must be 0 or more`);
+      const st = this.producerState();
+      const known = st.epochOf(producerId);
+      producerEpoch = opts.producerEpoch ?? (known >= 0 ? known : 0);
       if (!Number.isInteger(producerEpoch) || producerEpoch < 0 || producerEpoch > 32767) throw new KlxError('invalid-argument', `producerEpoch ${producerEpoch} must be 0..32767`);
+      baseSequence = opts.baseSequence ?? st.nextSequence(producerId, producerEpoch);
       if (!Number.isInteger(baseSequence) || baseSequence < 0 || baseSequence > INT32_MAX) throw new KlxError('invalid-argument', `baseSequence ${baseSequence} must be 0..2147483647`);
-    } else if (opts.producerEpoch !== undefined || opts.baseSequence !== undefined) {
-      throw new KlxError('invalid-argument', 'producerEpoch and baseSequence need a producerId');
+    } else if (opts.producerEpoch !== undefined || opts.baseSequence !== undefined || isTransactional) {
+      throw new KlxError('invalid-argument', 'producerEpoch, baseSequence and isTransactional need a producerId');
     }
+    const p = this.prepareBatch({ records: specs, compression, producerId, producerEpoch, baseSequence, isTransactional, isControl: false }, opts.leaderEpoch, now);
+    if (producerId >= 0n) {
+      const entry = this.producerState().checkData(tp, { producerId, producerEpoch, baseSequence, baseOffset: p.plan.baseOffset, lastOffset: p.plan.lastOffset, maxTimestamp: p.plan.maxTimestamp, isTransactional });
+      p.producerEntry = entry;
+      p.plan.producer = { producerId, producerEpoch, baseSequence, isTransactional, transactionFirstOffset: entry.currentTxnFirstOffset, completedTransaction: null, txnIndexEntry: null };
+    }
+    return p;
+  }
+
+  private prepareMarker(opts: MarkerOptions): PreparedAppend {
+    const tp = `${this.topic}-${this.partition}`;
+    if (opts.type !== 'COMMIT' && opts.type !== 'ABORT') throw new KlxError('invalid-argument', `marker type must be COMMIT or ABORT, got ${String(opts.type)}`);
+    const producerId = BigInt(opts.producerId);
+    if (producerId < 0n || producerId > INT64_MAX) throw new KlxError('invalid-argument', `producerId ${producerId} must be 0 or more`);
+    const producerEpoch = opts.producerEpoch;
+    if (!Number.isInteger(producerEpoch) || producerEpoch < 0 || producerEpoch > 32767) throw new KlxError('invalid-argument', `producerEpoch ${producerEpoch} must be 0..32767`);
+    const coordinatorEpoch = opts.coordinatorEpoch ?? 0;
+    if (!Number.isInteger(coordinatorEpoch) || coordinatorEpoch < 0 || coordinatorEpoch > INT32_MAX) throw new KlxError('invalid-argument', `coordinatorEpoch ${coordinatorEpoch} must be 0..2147483647`);
+    const now = this.clock();
+    const ts = opts.timestamp !== undefined ? BigInt(opts.timestamp) : now;
+    if (ts < -1n) throw new KlxError('invalid-record', `marker timestamp ${ts}; a timestamp is ≥ 0 ms, or −1 for none`);
+    const typeId = opts.type === 'ABORT' ? CONTROL_ABORT : CONTROL_COMMIT;
+    const record: RecordSpec = { key: encodeControlKey(typeId), value: encodeEndTxnMarkerValue(coordinatorEpoch), timestamp: ts };
+    const p = this.prepareBatch({ records: [record], compression: 'none', producerId, producerEpoch, baseSequence: -1, isTransactional: true, isControl: true }, opts.leaderEpoch, now);
+    const st = this.producerState();
+    const markerTs = p.plan.timestampType === 'LogAppendTime' ? p.plan.maxTimestamp : ts;
+    const { entry, completed } = st.checkMarker(tp, { producerId, producerEpoch, coordinatorEpoch, type: opts.type, offset: p.plan.baseOffset, timestamp: markerTs });
+    p.producerEntry = entry;
+    p.plan.marker = { type: opts.type, coordinatorEpoch };
+    p.plan.producer = {
+      producerId,
+      producerEpoch,
+      baseSequence: -1,
+      isTransactional: true,
+      transactionFirstOffset: -1n,
+      completedTransaction: completed ? { firstOffset: completed.firstOffset, lastOffset: completed.lastOffset, aborted: completed.isAborted } : null,
+      txnIndexEntry: completed && completed.isAborted ? { producerId, firstOffset: completed.firstOffset, lastOffset: completed.lastOffset, lastStableOffset: st.lastStableOffset(completed) } : null,
+    };
+    return p;
+  }
+
+  /** The leader epoch to stamp: the current one, or a higher one given by the caller. */
+  private leaderEpochFor(requested: number | undefined): number {
+    if (requested === undefined) return this.currentEpoch;
+    if (!Number.isInteger(requested) || requested < 0 || requested > INT32_MAX) throw new KlxError('invalid-argument', `leader epoch ${requested} must be 0..2147483647`);
+    if (requested < this.currentEpoch) {
+      throw new KlxError('invalid-argument', `leader epoch ${requested} is below the partition's current leader epoch ${this.currentEpoch}: a leader stamps its own epoch, and epochs only grow (leader-epoch-checkpoint)`);
+    }
+    return requested;
+  }
+
+  /** Encodes one batch at the LEO and plans where it goes (size limits, roll rule, index entry, leader epoch). */
+  private prepareBatch(
+    b: { records: RecordSpec[]; compression: Compression; producerId: bigint; producerEpoch: number; baseSequence: number; isTransactional: boolean; isControl: boolean },
+    requestedEpoch: number | undefined,
+    now: bigint,
+  ): PreparedAppend {
+    const cfg = this.config.config;
+    const tp = `${this.topic}-${this.partition}`;
+    const epoch = this.leaderEpochFor(requestedEpoch);
     const timestampType: TimestampType = cfg['message.timestamp.type'];
     const baseOffset = this.leo;
+    const specs = b.records;
     if (baseOffset + BigInt(specs.length) - 1n > INT64_MAX) throw new KlxError('invalid-argument', 'offsets would exceed 2^63−1');
+    const compression = b.compression;
     const batch = encodeBatch({
       baseOffset,
       records: specs,
-      partitionLeaderEpoch: this.currentEpoch,
+      partitionLeaderEpoch: epoch,
       compression,
       timestampType,
       ...(timestampType === 'LogAppendTime' ? { maxTimestamp: now } : {}),
-      producerId,
-      producerEpoch,
-      baseSequence,
+      producerId: b.producerId,
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence,
+      isTransactional: b.isTransactional,
+      isControl: b.isControl,
     });
     const size = batch.length;
     if (size > cfg['max.message.bytes']) {
@@ -522,7 +712,7 @@ export class PartitionWriter {
     const bytesSince = rolled ? 0 : a!.bytesSinceLastIndexEntry;
     const indexEntry = bytesSince > cfg['index.interval.bytes'];
     const latest = this.epochs.length ? this.epochs[this.epochs.length - 1]! : null;
-    const leaderEpochEntry = latest === null || this.currentEpoch > latest.epoch ? { epoch: this.currentEpoch, startOffset: baseOffset } : null;
+    const leaderEpochEntry = latest === null || epoch > latest.epoch ? { epoch, startOffset: baseOffset } : null;
     const plan: AppendPlan = {
       baseOffset,
       lastOffset,
@@ -536,13 +726,16 @@ export class PartitionWriter {
       timestampType,
       maxTimestamp,
       compression,
-      partitionLeaderEpoch: this.currentEpoch,
+      partitionLeaderEpoch: epoch,
       indexEntry,
       leaderEpochEntry,
       removesCleanShutdownMarker: this.cleanShutdownPresent,
       logEndOffset: lastOffset + 1n,
+      producer: null,
+      marker: null,
+      producerSnapshot: rolled && a !== null && a.baseOffset !== segBase ? this.plannedSnapshot(segBase) : null,
     };
-    return { plan, batch };
+    return { plan, batch, producerEntry: null };
   }
 
   private rollState(a: ActiveSegmentState): RollSegmentState {
@@ -606,7 +799,7 @@ export class PartitionWriter {
    * Finishes the active segment (final time-index entry, trimmed and fsynced indexes and `.log`) and
    * creates a new empty one at the LEO (Kafka `LocalLog.roll` + `LogSegment.onBecomeInactiveSegment`).
    */
-  private rollSegment(): void {
+  private rollSegment(snapshot: ProducerSnapshotInfo | null): void {
     const old = this.active;
     if (old && old.size > 0) {
       this.step('roll-trim-index', old.timeIndexPath);
@@ -650,6 +843,30 @@ export class PartitionWriter {
     this.step('roll-fsync-dir', this.dir);
     fsyncDirectory(this.dir);
     this.active = next;
+    if (snapshot) {
+      // UnifiedLog.roll: updateMapEndOffset(newSegment.baseOffset), then takeSnapshot.
+      const st = this.producerState();
+      this.step('producer-snapshot', snapshot.file);
+      writeProducerSnapshot(snapshot.file, st.snapshotEntries(), { fault: this.stepper.sub('producer-snapshot') });
+      st.mapEndOffset = snapshot.offset;
+      st.lastSnapshotOffset = snapshot.offset;
+    }
+  }
+
+  /** Appends an aborted transaction to the active segment's `.txnindex` (`LogSegment.updateTxnIndex`), creating the file on first use. */
+  private appendTxnIndex(e: { producerId: bigint; firstOffset: bigint; lastOffset: bigint; lastStableOffset: bigint }): void {
+    const a = this.active!;
+    const path = join(this.dir, segmentFileName(a.baseOffset, '.txnindex'));
+    this.step('write-txnindex', path);
+    const created = !existsSync(path);
+    const fd = openSync(path, 'a');
+    try {
+      writeSync(fd, encodeTxnIndex(a.baseOffset, [e]));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (created) fsyncDirectory(this.dir);
   }
 
   /**

@@ -11,7 +11,7 @@ import type { FaultHook, WriteStep } from '../files/fsync-write.ts';
 // Steps and fault injection
 
 /** Steps that are atomic file replacements (`writeFileAtomic`); their sub-steps are reported as `<step>/<sub-step>`. */
-export type AtomicWriterStep = 'meta-properties' | 'leader-epoch' | 'checkpoint' | 'checkpoint-hw';
+export type AtomicWriterStep = 'meta-properties' | 'leader-epoch' | 'checkpoint' | 'checkpoint-hw' | 'producer-snapshot';
 
 /**
  * A step of a write, in the order they happen:
@@ -19,9 +19,11 @@ export type AtomicWriterStep = 'meta-properties' | 'leader-epoch' | 'checkpoint'
  *   `write-metadata`, `fsync-tmp-dir`, `rename-dir`, `fsync-log-dir`, `checkpoint`;
  * - append / roll: `remove-clean-shutdown` (only when the marker exists), `leader-epoch` (only when
  *   a new epoch starts), `roll-trim-index`, `roll-create-segment`, `roll-fsync-dir` (only when
- *   rolling), `create-index-files` (only when the active segment has none), `write-log`, `fsync-log`,
- *   `write-index` (only when an entry is due), `write-timeindex` (only when it changes),
- *   `fsync-index`, `checkpoint`, `checkpoint-hw` (only when the high watermark is tracked).
+ *   rolling), `producer-snapshot` (after a roll, unless a snapshot is at or above the new base
+ *   offset), `create-index-files` (only when the active segment has none), `write-log`,
+ *   `fsync-log`, `write-index` (only when an entry is due), `write-timeindex` (only when it
+ *   changes), `fsync-index`, `write-txnindex` (an ABORT of a non-empty transaction), `checkpoint`,
+ *   `checkpoint-hw` (only when the high watermark is tracked).
  * Atomic steps also report `<step>/write-tmp`, `<step>/fsync-tmp`, `<step>/rename`, `<step>/fsync-dir`.
  */
 export type WriterStep =
@@ -42,7 +44,8 @@ export type WriterStep =
   | 'fsync-log'
   | 'write-index'
   | 'write-timeindex'
-  | 'fsync-index';
+  | 'fsync-index'
+  | 'write-txnindex';
 
 /**
  * Called before each step with the step name and the file (or folder) it concerns. Throwing aborts

@@ -18,7 +18,7 @@ import { openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { applyRecovery, planRecovery } from '../../../src-main/engine/log/recovery.ts';
 import { PartitionWriter, type AppendRecord } from '../../../src-main/engine/log/partition-writer.ts';
 import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
-import type { WriterStep } from '../../../src-main/engine/log/write-steps.ts';
+import type { AtomicWriterStep, WriterStep } from '../../../src-main/engine/log/write-steps.ts';
 import type { TopicConfig } from '../../../src-main/engine/log/topic-config.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 
@@ -53,7 +53,7 @@ interface Scenario {
   steps: WriterStep[];
 }
 
-const ATOMIC = (s: 'checkpoint' | 'checkpoint-hw' | 'leader-epoch'): WriterStep[] => [s, `${s}/write-tmp`, `${s}/fsync-tmp`, `${s}/rename`, `${s}/fsync-dir`];
+const ATOMIC = (s: AtomicWriterStep): WriterStep[] => [s, `${s}/write-tmp`, `${s}/fsync-tmp`, `${s}/rename`, `${s}/fsync-dir`];
 
 /** Appends acknowledged records one batch each (no faults) and returns them with their offsets. */
 function ackAppend(dir: string, records: AppendRecord[], config?: Partial<TopicConfig>): Rec[] {
@@ -99,7 +99,7 @@ const SCENARIOS: Scenario[] = [
     },
     inflight: [r(2)],
     op: (w, recs) => void w.append(recs),
-    steps: ['roll-trim-index', 'roll-create-segment', 'roll-fsync-dir', 'write-log', 'fsync-log', 'write-timeindex', 'fsync-index', ...ATOMIC('checkpoint')],
+    steps: ['roll-trim-index', 'roll-create-segment', 'roll-fsync-dir', ...ATOMIC('producer-snapshot'), 'write-log', 'fsync-log', 'write-timeindex', 'fsync-index', ...ATOMIC('checkpoint')],
   },
   {
     name: 'first append to a cleanly shut down broker folder (marker, new leader epoch, high watermark)',
@@ -136,7 +136,7 @@ const SCENARIOS: Scenario[] = [
     },
     inflight: [],
     op: (w) => void w.roll(),
-    steps: ['roll-trim-index', 'roll-create-segment', 'roll-fsync-dir', 'checkpoint'],
+    steps: ['roll-trim-index', 'roll-create-segment', 'roll-fsync-dir', ...ATOMIC('producer-snapshot'), 'checkpoint'],
   },
 ];
 
