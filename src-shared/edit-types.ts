@@ -104,7 +104,7 @@ export const editPreviewRequest = z.strictObject({
 export const editAppendRequest = editPreviewRequest.extend({ fingerprint: z.string().min(1).max(200) });
 
 /** Why a new segment is rolled before the batch (Kafka `LogSegment.shouldRoll`, checked in this order). */
-export const rollReason = z.enum(['segment.bytes', 'segment.ms', 'index-full', 'time-index-full', 'offset-overflow', 'explicit']);
+export const rollReason = z.enum(['segment.bytes', 'segment.ms', 'max.compaction.lag.ms', 'index-full', 'time-index-full', 'offset-overflow', 'explicit']);
 
 /** Who holds the partition's writer lock (`klx-writer.lock`) right now, as a sentence; `stale` when its process is gone (it is taken over). */
 export const lockState = z.object({ holder: z.string(), stale: z.boolean() });

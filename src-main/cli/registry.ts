@@ -238,7 +238,8 @@ Tables (one set for every partition folder under PATH):
   records      one row per record: topic, partition, "offset", timestamp (ms), key/key_text,
                value/value_text (UTF-8 text or NULL), value_size, value_truncated, headers,
                is_tombstone, is_control, control_type, is_transactional, aborted, producer_id,
-               batch_base_offset, segment_base_offset, position, partition_id
+               batch_base_offset, segment_base_offset, position, crc_valid (false: the
+               batch fails its CRC, as a consumer with check.crcs would refuse it), partition_id
   latest       the record with the highest offset of each key (tombstones included): what
                compaction keeps. No keyless, control, aborted or below-logStartOffset records.
   state        latest without tombstones: the current value of each key

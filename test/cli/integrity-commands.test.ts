@@ -13,6 +13,17 @@ import { scanLogFile } from '../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../src-main/engine/format/record-batch.ts';
 import { buildPartition, rec, tempDir } from '../support/log-builder.ts';
 import { REPO_ROOT } from '../support/real-data.ts';
+import { createRequire } from 'node:module';
+
+/** kafkajs' CRC-32C (shares no code with ours). */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
+
+/** Stored and independently computed CRC of the batch at `position` of a `.log`. */
+function crcsAt(file: string, position: number): { stored: number; computed: number } {
+  const b = readFileSync(file);
+  const size = 12 + b.readInt32BE(position + 8);
+  return { stored: b.readUInt32BE(position + 17), computed: kjsCrc32C(b.subarray(position + 21, position + size)) >>> 0 };
+}
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -83,13 +94,22 @@ describe('klx verify', () => {
     expect(r.stdout.trim()).toBe('verified 1 partition, 2 segments, 60 batches, 60 records, ' + (statSync(join(root, 'orders-0', name(0, '.log'))).size + statSync(join(root, 'orders-0', name(40, '.log'))).size) + ' bytes: 0 errors, 0 warnings, 0 info');
   });
 
-  it('exits 1 on a damaged log and names file, byte position and reason', () => {
-    const { root, position } = corruptLog();
+  it('exits 1 on a damaged log and names file, byte position and reason with both CRCs (issue 13 finding 1)', () => {
+    const { root, dir, position } = corruptLog();
+    const { stored, computed } = crcsAt(join(dir, name(0, '.log')), position);
+    expect(stored).not.toBe(computed);
     const r = klx('verify', root);
     expect(r.code).toBe(1);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(new RegExp(`^ERROR {3}crc-mismatch orders-0/${name(0, '.log')}@${position}: batch at offsets 10\\.\\.10 fails its CRC`));
-    expect(lines.at(-1)).toMatch(/: 1 error, 0 warnings, 0 info$/);
+    expect(lines[0]).toContain(`crc-mismatch orders-0/${name(0, '.log')}@${position}: batch at offsets 10..10 fails its CRC: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C); its bytes were altered`);
+    // The damaged batch is on disk and counted: 60 batches, 1 failing its CRC.
+    expect(lines.at(-1)).toMatch(/^verified 1 partition, 2 segments, 60 batches \(1 failing their CRC\), 60 records, \d+ bytes: 1 error, 0 warnings, 0 info$/);
+    const dump = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), 'dump', join(dir, name(0, '.log'))], { encoding: 'utf8' });
+    expect(dump.stdout).toContain(`position: ${position} `);
+    expect(dump.stdout).toContain(`crc: ${stored} CRC MISMATCH: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C)`);
+    const dumpJson = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), 'dump', '--json', join(dir, name(0, '.log'))], { encoding: 'utf8' });
+    const bad = dumpJson.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((o) => o.position === position);
+    expect(bad).toMatchObject({ crc: stored, crcValid: false, computedCrc: computed, crcAlgorithm: 'CRC-32C' });
   });
 
   it('--json prints one finding per line and a summary; a partition folder can be given directly', () => {
@@ -97,8 +117,9 @@ describe('klx verify', () => {
     const r = klx('verify', '--json', dir);
     expect(r.code).toBe(1);
     const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(objs[0]).toMatchObject({ type: 'finding', severity: 'error', code: 'crc-mismatch', file: name(0, '.log'), position, details: { baseOffset: 10, lastOffset: 10 } });
-    expect(objs.at(-1)).toMatchObject({ type: 'summary', partitions: 1, segments: 2, batches: 59, error: 1, warning: 0, clean: false });
+    const { stored, computed } = crcsAt(join(dir, name(0, '.log')), position);
+    expect(objs[0]).toMatchObject({ type: 'finding', severity: 'error', code: 'crc-mismatch', file: name(0, '.log'), position, details: { baseOffset: 10, lastOffset: 10, crc: stored, computedCrc: computed, crcAlgorithm: 'CRC-32C' } });
+    expect(objs.at(-1)).toMatchObject({ type: 'summary', partitions: 1, segments: 2, batches: 60, records: 60, damagedBatches: 1, damagedRecords: 1, error: 1, warning: 0, clean: false });
   });
 
   it('--quick reads names and index files only: warnings exit 1', () => {

@@ -238,7 +238,8 @@ function explainRoll(plan: AppendPlan, before: { baseOffset: bigint; size: numbe
   switch (plan.rollReason) {
     case 'segment.bytes':
       return `${name} holds ${before.size} bytes; with this ${plan.size}-byte batch it would pass segment.bytes = ${cfg['segment.bytes']} (Kafka rolls when size > segment.bytes − batch size)`;
-    case 'segment.ms': {
+    case 'segment.ms':
+    case 'max.compaction.lag.ms': {
       let first: bigint | null = null;
       try {
         first = PartitionLog.open(dir).activeSegment?.firstBatch()?.maxTimestamp ?? null;

@@ -13,6 +13,7 @@
  * `--cluster-metadata-decoder` do (and implies `--deep`); `auto` picks the decoder by the topic of the
  * partition folder (`__consumer_offsets`, `__transaction_state`, `__cluster_metadata`), none for other topics.
  */
+import { crcMismatchText } from '../../engine/format/crc.ts';
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { internalDecoderForTopic, type InternalDecoder } from '../../engine/decode/internal/dump-log-text.ts';
@@ -136,7 +137,7 @@ function entryText(e: LogEntry, deep: boolean, record: (r: KafkaRecord) => strin
   let line =
     `offsets ${h.baseOffset}..${h.lastOffset} count: ${h.recordCount} position: ${h.position} size: ${h.size} magic: ${h.magic}` +
     ` ${h.compression} ${h.timestampType}: ${h.maxTimestamp}${producer} epoch: ${h.partitionLeaderEpoch}${flags ? ' [' + flags + ']' : ''}` +
-    ` crc: ${h.crc}${h.crcValid === false ? ' CRC MISMATCH' : ''}`;
+    ` crc: ${h.crc}${h.crcValid === false ? ` CRC MISMATCH: ${crcMismatchText(h)}` : ''}`;
   if (e.error) line += `\n  !! ${e.error.reason}`;
   if (deep && e.records) for (const r of e.records) line += '\n' + record(r);
   return line;

@@ -25,7 +25,7 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
   const opened = openPath(dir);
   const rel = (p: string) => relative(opened.root, p) || '.';
   const all: Finding[] = [];
-  const stats = { partitions: 0, segments: 0, batches: 0, records: 0, bytes: 0 };
+  const stats = { partitions: 0, segments: 0, batches: 0, records: 0, damagedBatches: 0, damagedRecords: 0, bytes: 0 };
   const emit = async (f: Finding) => {
     all.push(f);
     await out.line(opts.json ? JSON.stringify({ type: 'finding', ...f, file: rel(f.file) }) : findingText(f, rel));
@@ -42,6 +42,8 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
     stats.segments += report.stats.segments;
     stats.batches += report.stats.batches;
     stats.records += report.stats.records;
+    stats.damagedBatches += report.stats.damagedBatches;
+    stats.damagedRecords += report.stats.damagedRecords;
     stats.bytes += report.stats.bytes;
     for (const f of report.findings) await emit(f);
   }
@@ -52,7 +54,7 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
     const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : w.endsWith('h') ? 'es' : 's'}`;
     const what = opts.quick
       ? `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')} (quick check)`
-      : `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')}, ${plural(stats.batches, 'batch')}, ${plural(stats.records, 'record')}, ${stats.bytes} bytes`;
+      : `${plural(stats.partitions, 'partition')}, ${plural(stats.segments, 'segment')}, ${plural(stats.batches, 'batch')}${stats.damagedBatches ? ` (${stats.damagedBatches} failing their CRC)` : ''}, ${plural(stats.records, 'record')}, ${stats.bytes} bytes`;
     await out.line(`verified ${what}: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info`);
   }
   await out.end();

@@ -10,6 +10,7 @@
  */
 import type { BatchEntry, DamageEntry, LogEntry } from './log-reader.ts';
 import type { KafkaRecord } from './types.ts';
+import { crcAlgorithm } from './crc.ts';
 
 /** A JSON-safe int64: a number when exactly representable, else a decimal string. */
 export function int64Json(v: bigint): number | string {
@@ -69,6 +70,8 @@ function batchJson(e: BatchEntry, file: string, deep: boolean): Record<string, u
     isControl: h.isControl,
     crc: h.crc,
     crcValid: h.crcValid ?? null,
+    computedCrc: h.computedCrc ?? null,
+    crcAlgorithm: crcAlgorithm(h.magic),
     baseTimestamp: int64Json(h.baseTimestamp),
     maxTimestamp: int64Json(h.maxTimestamp),
     recordCount: h.recordCount,

@@ -28,3 +28,17 @@ export function crc32cUpdate(bytes: Uint8Array, previous: number): number {
 export function crc32ieeeUpdate(bytes: Uint8Array, previous: number): number {
   return crc32(bytes as Buffer, previous) >>> 0;
 }
+
+/** The CRC a batch carries: CRC-32C for magic 2 (`DefaultRecordBatch`), CRC-32 for magic 0/1 (`LegacyRecord`). */
+export function crcAlgorithm(magic: number): 'CRC-32C' | 'CRC-32' {
+  return magic === 2 ? 'CRC-32C' : 'CRC-32';
+}
+
+/**
+ * Kafka's words for a CRC mismatch (`DefaultRecordBatch.ensureValid` / `LegacyRecord.ensureValid`:
+ * "Record is corrupt (stored crc = S, computed crc = C)", both unsigned decimal), with the algorithm.
+ */
+export function crcMismatchText(h: { magic: number; crc: number; computedCrc?: number }): string {
+  const computed = h.computedCrc === undefined ? 'not computed' : String(h.computedCrc >>> 0);
+  return `Record is corrupt (stored crc = ${h.crc >>> 0}, computed crc = ${computed}; ${crcAlgorithm(h.magic)})`;
+}

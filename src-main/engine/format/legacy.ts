@@ -68,8 +68,10 @@ export function decodeLegacyEntry(buf: Buffer, off: number, position: number, ve
   try {
     const m = parseMessage(buf, off, off + 12 + buf.readInt32BE(off + 8));
     const codec = compressionForId(m.attributes & ATTR_COMPRESSION_MASK, m.magic);
-    const timestampType: TimestampType = m.magic === 1 && (m.attributes & ATTR_TIMESTAMP_TYPE) !== 0 ? 'LogAppendTime' : 'CreateTime';
-    const crcValid = verifyCrc ? crc32ieee(buf.subarray(off + 16, off + 12 + m.size)) === m.crc : undefined;
+    // Kafka `AbstractLegacyRecordBatch.timestampType`: NO_TIMESTAMP_TYPE for magic 0 (no timestamp field, −1).
+    const timestampType: TimestampType = m.magic === 0 ? 'NoTimestampType' : (m.attributes & ATTR_TIMESTAMP_TYPE) !== 0 ? 'LogAppendTime' : 'CreateTime';
+    const computedCrc = verifyCrc ? crc32ieee(buf.subarray(off + 16, off + 12 + m.size)) >>> 0 : undefined;
+    const crcValid = computedCrc === undefined ? undefined : computedCrc === m.crc >>> 0;
     let records: KafkaRecord[];
     if (codec === 'none') {
       records = [{ offset: m.offset, timestamp: m.timestamp, attributes: m.attributes, key: m.key, value: m.value, headers: [], sizeInBytes: 12 + m.size }];
@@ -109,6 +111,7 @@ export function decodeLegacyEntry(buf: Buffer, off: number, position: number, ve
       partitionLeaderEpoch: -1,
       crc: m.crc,
       crcValid,
+      ...(computedCrc !== undefined ? { computedCrc } : {}),
       attributes: m.attributes,
       compression: codec,
       timestampType,

@@ -17,7 +17,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
-import { crc32cUpdate, crc32ieeeUpdate } from './crc.ts';
+import { crc32cUpdate, crc32ieeeUpdate, crcMismatchText } from './crc.ts';
 import { decodeLegacyEntry } from './legacy.ts';
 import { decodeV2Header, decodeV2Records } from './record-batch.ts';
 import { HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, V0_MIN_MESSAGE_SIZE, V1_MIN_MESSAGE_SIZE, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, type BatchHeader, type KafkaRecord } from './types.ts';
@@ -214,7 +214,7 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
         if (header.crcValid === false && !nextLooksValid(pos + total)) {
           // A batch cut short in the middle of a file: its length field swallowed the start of the
           // next batch. Treat it as damage and look for the next real batch.
-          const next = yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC and is not followed by a valid batch (cut short or overwritten)` });
+          const next = yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC (${crcMismatchText(header)}) and is not followed by a valid batch (cut short or overwritten)` });
           if (next < 0) return;
           pos = next;
           continue;

@@ -51,6 +51,13 @@ export function checkOffsetRange(baseOffset: bigint, lastOffset: bigint, positio
   }
 }
 
+/** `crcValid` and `computedCrc` of a header: both only when the CRC is checked. */
+function crcCheck(verify: boolean, stored: number, compute: () => number): { crcValid: boolean | undefined; computedCrc?: number } {
+  if (!verify) return { crcValid: undefined };
+  const computedCrc = compute() >>> 0;
+  return { crcValid: computedCrc === stored >>> 0, computedCrc };
+}
+
 /**
  * Decodes the 61-byte header of a v2 batch that starts at `off` in `buf`.
  * The caller has checked that `size` bytes (12 + batchLength) are present from `off`.
@@ -83,7 +90,7 @@ export function decodeV2Header(buf: Buffer, off: number, position: number, verif
     batchLength,
     partitionLeaderEpoch: buf.readInt32BE(off + 12),
     crc,
-    crcValid: verifyCrc ? crc32c(buf.subarray(off + 21, off + size)) === crc : undefined,
+    ...crcCheck(verifyCrc, crc, () => crc32c(buf.subarray(off + 21, off + size))),
     attributes,
     compression,
     timestampType: (attributes & ATTR_TIMESTAMP_TYPE) !== 0 ? 'LogAppendTime' : 'CreateTime',

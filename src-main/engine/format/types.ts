@@ -10,7 +10,12 @@
 export const COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export type Compression = (typeof COMPRESSIONS)[number];
 
-export type TimestampType = 'CreateTime' | 'LogAppendTime';
+/**
+ * What a batch's timestamps mean (Kafka `TimestampType`): CreateTime (the producer's), LogAppendTime
+ * (the broker's), or NoTimestampType for magic 0 messages, which carry no timestamp (timestamps
+ * read as −1, `RecordBatch.NO_TIMESTAMP`).
+ */
+export type TimestampType = 'CreateTime' | 'LogAppendTime' | 'NoTimestampType';
 
 /** `-1` sentinels of the format (spec conventions). */
 export const NO_TIMESTAMP = -1n;
@@ -60,6 +65,8 @@ export interface BatchHeader {
   crc: number;
   /** Result of checking the CRC; `undefined` when the reader was asked not to check. */
   crcValid: boolean | undefined;
+  /** The CRC computed over the entry's bytes with the same algorithm (uint32), when checked. */
+  computedCrc?: number;
   /** Raw attributes (v2: int16; v0/v1: int8). */
   attributes: number;
   compression: Compression;

@@ -49,7 +49,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, u
 import { basename, dirname, join, resolve } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { encodeBatch, type RecordSpec } from '../format/record-batch.ts';
-import { COMPRESSIONS, type Compression, type TimestampType } from '../format/types.ts';
+import { COMPRESSIONS, type Compression } from '../format/types.ts';
 import {
   CLEAN_SHUTDOWN_FILE,
   LEADER_EPOCH_CHECKPOINT_FILE,
@@ -163,7 +163,7 @@ export interface AppendPlan {
   /** True when the active segment is rolled first. */
   rolled: boolean;
   rollReason: RollReason | null;
-  timestampType: TimestampType;
+  timestampType: 'CreateTime' | 'LogAppendTime';
   /** Batch maxTimestamp (ms): the largest record timestamp (CreateTime) or the append time (LogAppendTime). */
   maxTimestamp: bigint;
   compression: Compression;
@@ -667,7 +667,7 @@ export class PartitionWriter {
     const cfg = this.config.config;
     const tp = `${this.topic}-${this.partition}`;
     const epoch = this.leaderEpochFor(requestedEpoch);
-    const timestampType: TimestampType = cfg['message.timestamp.type'];
+    const timestampType = cfg['message.timestamp.type'];
     const baseOffset = this.leo;
     const specs = b.records;
     if (baseOffset + BigInt(specs.length) - 1n > INT64_MAX) throw new KlxError('invalid-argument', 'offsets would exceed 2^63−1');

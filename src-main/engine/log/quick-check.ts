@@ -165,17 +165,24 @@ function txnProblemFinding(file: string, p: IndexProblem, base: Record<string, u
 export function folderFindings(log: PartitionLog): Finding[] {
   const out: Finding[] = [];
   const l = log.listing;
+  // LogLoader.removeTempFilesAndCollectSwapFiles: a .swap at or above the smallest .cleaned base offset belongs to an incomplete split.
+  const minCleaned = l.transient.reduce<bigint | null>((m, t) => (t.suffix === 'cleaned' && t.baseOffset !== undefined && (m === null || t.baseOffset < m) ? t.baseOffset : m), null);
   for (const t of l.transient) {
     const file = join(log.dir, t.name);
     if (t.suffix === 'tmp') {
       out.push(finding('info', 'temp-file', file, 'a partially written replacement (.tmp) left by an interrupted write; the real file is intact; repair deletes it', { size: t.size }));
     } else {
+      const incompleteSplit = t.suffix === 'swap' && minCleaned !== null && t.baseOffset !== undefined && t.baseOffset >= minCleaned;
       const meaning =
         t.suffix === 'deleted'
-          ? 'a file already removed from the log, awaiting physical deletion; a broker deletes it at startup'
+          ? 'a file already removed from the log, awaiting physical deletion; a broker deletes it at startup (LogLoader), and so does repair'
           : t.suffix === 'cleaned'
-            ? 'incomplete cleaner or split output; a broker deletes it at startup'
-            : 'cleaner or split output ready to replace old segments; a broker completes the swap at startup';
+            ? 'incomplete cleaner or split output; a broker deletes it at startup (LogLoader), and so does repair'
+            : incompleteSplit
+              ? `part of an incomplete split (base offset ≥ ${minCleaned}, the smallest .cleaned base offset): a broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles, KAFKA-6264), and so does repair; the original segment stays`
+              : t.kind !== undefined && t.kind !== 'log'
+                ? 'the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair'
+                : 'complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments';
       out.push(finding('warning', 'leftover-file', file, `leftover .${t.suffix} file: ${meaning}`, { suffix: t.suffix, size: t.size, ...(t.baseOffset !== undefined ? { baseOffset: j(t.baseOffset) } : {}) }));
     }
   }

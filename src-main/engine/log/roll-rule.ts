@@ -10,7 +10,7 @@ import type { TopicConfig } from './topic-config.ts';
 // Roll decision
 
 /** Why the active segment is (or would be) rolled before an append (spec §10.2). */
-export type RollReason = 'segment.bytes' | 'segment.ms' | 'index-full' | 'time-index-full' | 'offset-overflow' | 'explicit';
+export type RollReason = 'segment.bytes' | 'segment.ms' | 'max.compaction.lag.ms' | 'index-full' | 'time-index-full' | 'offset-overflow' | 'explicit';
 
 /** What the roll rule needs to know about the active segment. */
 export interface RollSegmentState {
@@ -53,7 +53,7 @@ export function maxSegmentMs(config: TopicConfig): bigint {
  * 1. `segment.bytes`: `size > segment.bytes − appendSize`;
  * 2. `segment.ms`: the segment is non-empty and `appendMaxTimestamp − firstBatchMaxTimestamp >
  *    maxSegmentMs − jitter` (record time, not wall time; `now − createdMs` only when the first batch
- *    has no timestamp);
+ *    has no timestamp); reported as `max.compaction.lag.ms` when that capped the interval;
  * 3. the offset index is full (`floor(segment.index.bytes / 8)` entries) or the time index is
  *    (`floor(segment.index.bytes / 12) − 1` entries, one slot kept for the final entry);
  * 4. offset overflow: `lastOffset − baseOffset` does not fit an int32.
@@ -65,7 +65,9 @@ export function decideRoll(seg: RollSegmentState, append: RollAppend, config: To
   if (seg.size > 0) {
     const first = seg.firstBatchMaxTimestamp ?? -1n;
     const waited = first >= 0n ? append.maxTimestamp - first : nowMs - seg.createdMs;
-    if (waited > maxSegmentMs(config) - seg.jitterMs) return 'segment.ms';
+    const limit = maxSegmentMs(config);
+    // LogConfig.maxSegmentMs: on a compacted topic max.compaction.lag.ms caps segment.ms; name the one that set the limit.
+    if (waited > limit - seg.jitterMs) return limit < config['segment.ms'] ? 'max.compaction.lag.ms' : 'segment.ms';
   }
   const indexBytes = config['segment.index.bytes'];
   if (seg.offsetIndexEntries >= Math.floor(indexBytes / OFFSET_INDEX_ENTRY_SIZE)) return 'index-full';

@@ -24,6 +24,7 @@
  * whole.
  */
 import { KlxError } from '../errors.ts';
+import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { scanLogFile } from '../format/log-reader.ts';
 import { decodeV2Records } from '../format/record-batch.ts';
@@ -84,6 +85,9 @@ export interface SegmentScan {
   findings: Finding[];
   /** Batches (v2) or top-level legacy messages that pass their CRC. */
   validBatches: number;
+  /** Complete batches whose CRC fails (framing intact), and their records as stored. */
+  damagedBatches: number;
+  damagedRecords: number;
   /** Their records (recordsCount as stored; with `deep`, decoded records). */
   records: number;
   /** The first point where the segment stops being a clean run of valid, ordered batches; null when none. */
@@ -182,6 +186,8 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     indexes,
     findings,
     validBatches: 0,
+    damagedBatches: 0,
+    damagedRecords: 0,
     records: 0,
     firstInvalid: null,
     validBatchesAfterInvalid: 0,
@@ -244,7 +250,11 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     }
     const bd = { ...seg, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset) };
     if (h.crcValid === false) {
-      findings.push(finding('error', 'crc-mismatch', ref.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC (stored ${h.crc >>> 0}): its bytes were altered`, { ...bd, crc: h.crc >>> 0 }, h.position));
+      findings.push(
+        finding('error', 'crc-mismatch', ref.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered`, { ...bd, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position),
+      );
+      scan.damagedBatches++;
+      scan.damagedRecords += h.recordCount;
       markInvalid({ position: h.position, kind: 'crc', reason: `CRC mismatch in the batch at offsets ${h.baseOffset}..${h.lastOffset}` });
       if (idxPtr < idxEntries.length && idxEntries[idxPtr]!.position === h.position) {
         if (idxFacts) idxFacts[idxPtr] = { batchBaseOffset: j(h.baseOffset), batchLastOffset: j(h.lastOffset), positionIsBatchStart: true };
@@ -489,9 +499,13 @@ export interface VerifyReport {
   counts: Record<Severity, number>;
   stats: {
     segments: number;
-    /** Valid batches (v2) and top-level legacy messages. */
+    /** Batches (v2) and top-level legacy messages on disk, CRC-damaged ones included. */
     batches: number;
+    /** Their records (as stored for damaged ones). */
     records: number;
+    /** Of those, the batches whose CRC fails and their records. */
+    damagedBatches: number;
+    damagedRecords: number;
     /** Bytes of `.log` read. */
     bytes: number;
   };
@@ -517,6 +531,8 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
   let bytesBefore = 0;
   let batches = 0;
   let records = 0;
+  let damagedBatches = 0;
+  let damagedRecords = 0;
   let logEnd: bigint | null = null;
   let indexFacts: IndexFileFacts[] | undefined;
   for (const ref of refs) {
@@ -528,8 +544,10 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
       onBytes: (b) => opts.onProgress?.({ bytesDone: bytesBefore + b, bytesTotal, file: ref.log }),
     });
     bytesBefore += scan.logSize;
-    batches += scan.validBatches;
-    records += scan.records;
+    batches += scan.validBatches + scan.damagedBatches;
+    records += scan.records + scan.damagedRecords;
+    damagedBatches += scan.damagedBatches;
+    damagedRecords += scan.damagedRecords;
     findings.push(...scan.findings);
     if (scan.indexFacts) (indexFacts ??= []).push(...scan.indexFacts);
     if (ref.isActive) logEnd = scan.nextOffset ?? ref.baseOffset;
@@ -542,7 +560,7 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
     partition: log.partition,
     findings,
     counts: countFindings(findings),
-    stats: { segments: refs.length, batches, records, bytes: bytesBefore },
+    stats: { segments: refs.length, batches, records, damagedBatches, damagedRecords, bytes: bytesBefore },
     logStartOffset: log.logStartOffset,
     logEndOffset,
     ...(indexFacts ? { indexFacts } : {}),

@@ -5,6 +5,7 @@
  */
 import { basename, join } from 'node:path';
 import { KlxError } from '../errors.ts';
+import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { scanLogFile } from '../format/log-reader.ts';
 import type { BatchHeader } from '../format/types.ts';
 import { LEADER_EPOCH_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE, segmentFileName } from '../files/file-names.ts';
@@ -148,7 +149,7 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
           return { ok: false, dataDamage: true, err: needsRepair(e.code, dir, `${segName}: ${e.reason}`, { file: seg.files.log, position: e.position, details: { damage: e.type, size: e.size } }) };
         }
         const h = e.header;
-        if (h.crcValid === false) return { ok: false, dataDamage: true, err: needsRepair('crc-mismatch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} fails its CRC`, { file: seg.files.log, position: h.position }) };
+        if (h.crcValid === false) return { ok: false, dataDamage: true, err: needsRepair('crc-mismatch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} fails its CRC: ${crcMismatchText(h)}`, { file: seg.files.log, position: h.position, details: { crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) } }) };
         if (h.baseOffset < seg.baseOffset || h.lastOffset - seg.baseOffset > BigInt(MAX_RELATIVE_OFFSET) || (prevLast !== null && h.baseOffset <= prevLast) || (nextBase !== null && h.lastOffset >= nextBase)) {
           return {
             ok: false,

@@ -41,6 +41,7 @@
  * marker has been seen.
  */
 import { buildGroupTables, GROUP_TABLES } from './group-tables.ts';
+import { crcMismatchText } from '../format/crc.ts';
 import { relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { KlxError } from '../errors.ts';
@@ -86,6 +87,7 @@ const RECORD_ROW_COLUMNS = [
   ['batch_base_offset', 'int64'],
   ['segment_base_offset', 'int64'],
   ['position', 'int64'],
+  ['crc_valid', 'bool'],
   ...DECODE_ROW_COLUMNS,
 ] as const satisfies readonly ColumnSpec[];
 
@@ -374,7 +376,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
         partDamaged += BigInt(h.size);
       }
       if (h.crcValid === false) {
-        damageRow(segBase, e.segment.files.log, h.position, h.size, 'crc-mismatch', 'crc-mismatch', `stored CRC ${h.crc} does not match the batch bytes (batch at baseOffset ${h.baseOffset}); its records are still listed`);
+        damageRow(segBase, e.segment.files.log, h.position, h.size, 'crc-mismatch', 'crc-mismatch', `${crcMismatchText(h)}: the batch at baseOffset ${h.baseOffset} fails its CRC; its records are still listed (crc_valid = false)`);
       }
 
       // Transactions: markers close, data batches open.
@@ -558,6 +560,7 @@ function recordColumnsSql(topics: string, partitions: string): string {
     `r.batch_base_offset`,
     `r.segment_base_offset`,
     `r."position"`,
+    `r.crc_valid`,
     `r.partition_id`,
     DECODE_VIEW_COLUMNS_SQL,
   ].join(', ');
@@ -578,7 +581,7 @@ function batchColumnsSql(topics: string, partitions: string): string {
     `b.last_offset_delta`,
     `b.record_count`,
     `${codecs}[b.codec + 1] AS compression`,
-    `CASE WHEN b.log_append_time THEN 'LogAppendTime' ELSE 'CreateTime' END AS timestamp_type`,
+    `CASE WHEN b.magic = 0 THEN 'NoTimestampType' WHEN b.log_append_time THEN 'LogAppendTime' ELSE 'CreateTime' END AS timestamp_type`,
     `b.base_timestamp`,
     `b.max_timestamp`,
     `b.is_transactional`,
@@ -662,6 +665,8 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h:
     out.int64(R.batch_base_offset, h.baseOffset);
     out.int64(R.segment_base_offset, segBase);
     out.int64(R.position, position);
+    if (h.crcValid === undefined) out.null(R.crc_valid);
+    else out.bool(R.crc_valid, h.crcValid);
     decoded.write(out, topic, r, h.isControl);
     out.endRow();
   }

@@ -234,7 +234,7 @@ describe('compaction cases', () => {
     expect(at(1_050_000n)).toBeNull();
     expect(at(1_060_001n)).toBe('segment.ms');
     const lag = PartitionLog.open(dir, { config: { ...cfg, 'max.compaction.lag.ms': 30_000n } }).config.config;
-    expect(at(1_030_001n, lag)).toBe('segment.ms');
+    expect(at(1_030_001n, lag)).toBe('max.compaction.lag.ms');
   });
 
   it('B21: a corrupt segment makes only its partition uncleanable (files unchanged, reason with the byte count); the other is compacted', () => {

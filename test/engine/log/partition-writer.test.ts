@@ -467,7 +467,8 @@ describe('rolling', () => {
     const w = open(dir, { config: compact, clock: () => 10_000_000n });
     expect(w.planAppend([{ key: 'k', value: 'v', timestamp: 1_030_000 }]).rolled).toBe(false);
     const p = w.planAppend([{ key: 'k', value: 'v', timestamp: 1_030_001 }]);
-    expect([p.rolled, p.rollReason, p.segmentBaseOffset]).toEqual([true, 'segment.ms', 13n]);
+    // Issue 13 finding 7: the rule that fired is named for the limit that set it.
+    expect([p.rolled, p.rollReason, p.segmentBaseOffset]).toEqual([true, 'max.compaction.lag.ms', 13n]);
     w.close();
     // The lag caps the roll time of compacted topics only.
     const d = open(dir, { config: { ...compact, 'cleanup.policy': ['delete'] }, clock: () => 10_000_000n });

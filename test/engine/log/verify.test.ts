@@ -263,6 +263,23 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
       ['warning', 'snapshot-beyond-log-end', `test-0/${name(4, '.snapshot')}`],
     ]);
     expect(countFindings(report.findings)).toEqual({ error: 0, warning: 8, info: 2 });
+    // Issue 13 finding 4: the .swap at 5 is at or above the smallest .cleaned base (0): LogLoader deletes it.
+    const swap = report.findings.find((f) => f.file.endsWith('.log.swap'))!;
+    expect(swap.reason).toBe(
+      'leftover .swap file: part of an incomplete split (base offset ≥ 0, the smallest .cleaned base offset): a broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles, KAFKA-6264), and so does repair; the original segment stays',
+    );
+  });
+
+  it('a .swap below every .cleaned base (or with none) is complete output that a broker swaps in (issue 13 finding 4)', async () => {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1), rec('b', '2', 2)) }] }, { cleanShutdown: true });
+    writeFileSync(join(dir, name(0, '.log.swap')), encodeBatch({ baseOffset: 1n, records: [rec('b', '2', 2)] }));
+    writeFileSync(join(dir, name(0, '.index.swap')), '');
+    const reasons = (await verifyPartition(PartitionLog.open(dir))).findings.filter((f) => f.code === 'leftover-file').map((f) => [basename(f.file), f.reason]);
+    expect(reasons).toEqual([
+      [name(0, '.index.swap'), 'leftover .swap file: the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair'],
+      [name(0, '.log.swap'), 'leftover .swap file: complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments'],
+    ]);
   });
 
   it('a log start offset above the log end is an error (a broker would delete every segment); unreadable checkpoints are reported once per log dir', async () => {

@@ -6,6 +6,7 @@
  * binary keys, several partitions, progress and cancellation.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KlxError } from '../../../src-main/engine/errors.ts';
@@ -15,6 +16,9 @@ import { cappedLength } from '../../../src-main/engine/sql/log-tables.ts';
 import { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
 import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { bytes, keyValues, markerBatch, openSql, rows, scalar, txnBatch } from './sql-test-helpers.ts';
+
+/** kafkajs' CRC-32C (shares no code with ours). */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 
 const at = (offset: number, key: string | null, value: string | null, ts = 1000): BatchInput => ({ baseOffset: BigInt(offset), records: [rec(key, value, ts)] });
 
@@ -258,6 +262,14 @@ describe('the other tables', () => {
     const dir = buildPartition(tempDir(), { segments: [{ batches: [good, bad, last] }] });
     const s = await openSql(dir);
     expect(await rows(s, 'SELECT "position", kind, code FROM damage')).toEqual([{ position: BigInt(good.length), kind: 'crc-mismatch', code: 'crc-mismatch' }]);
+    // Both CRCs, as Kafka words it (issue 13 finding 1); the computed one by kafkajs' CRC-32C.
+    const computed = kjsCrc32C(bad.subarray(21)) >>> 0;
+    expect(await scalar(s, 'SELECT reason FROM damage')).toBe(`Record is corrupt (stored crc = ${bad.readUInt32BE(17)}, computed crc = ${computed}; CRC-32C): the batch at baseOffset 1 fails its CRC; its records are still listed (crc_valid = false)`);
+    expect(await rows(s, 'SELECT "offset", crc_valid FROM records ORDER BY 1')).toEqual([
+      { offset: 0n, crc_valid: true },
+      { offset: 1n, crc_valid: false },
+      { offset: 2n, crc_valid: true },
+    ]);
     expect(await rows(s, 'SELECT base_offset, crc_valid FROM batches ORDER BY 1')).toEqual([
       { base_offset: 0n, crc_valid: true },
       { base_offset: 1n, crc_valid: false },
