@@ -3,7 +3,9 @@
  * help) in `registry.ts`, which loads a command's implementation, `commands/<name>.ts`, only when
  * that command runs; this file only wires them up and turns errors into exit codes.
  *
- * Exit codes: 0 success, 1 "found problems" (verify) or a handled error, 2 usage error.
+ * Exit codes: 0 success, 1 "found problems" (verify) or a handled error, 2 usage error. Under
+ * `--json` an error is also one JSON object on stdout:
+ * `{"type":"error","code":…,"message":…,"file":…,"position":…,"details":…}` (absent fields omitted).
  */
 import { Command, CommanderError } from 'commander';
 import { toErrorInfo } from '../engine/errors.ts';
@@ -19,14 +21,28 @@ program
 
 registerCommands(program);
 
+/** `--json` among the options (before a `--` that ends them). */
+const wantsJson = ((args: string[]) => {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).includes('--json');
+})(process.argv.slice(2));
+
+/** Writes an error as one JSON line on stdout (int64 values as exact numbers or decimal strings). */
+function jsonError(info: { code: string; message: string; file?: string; position?: number; details?: unknown }): void {
+  const o = { type: 'error', code: info.code, message: info.message, ...(info.file !== undefined ? { file: info.file } : {}), ...(info.position !== undefined ? { position: info.position } : {}), ...(info.details !== undefined ? { details: info.details } : {}) };
+  process.stdout.write(JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v)) + '\n');
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
+    if (wantsJson && err.exitCode !== 0) jsonError({ code: 'invalid-argument', message: err.message.replace(/^error: /, '') });
   } else {
     const info = toErrorInfo(err);
     process.stderr.write(`klx: ${info.code}: ${info.message}\n`);
+    if (wantsJson) jsonError(info);
     process.exitCode = 1;
   }
 }

@@ -100,8 +100,8 @@ describe('klx append: producer fields, transaction markers, leader epoch; klx ro
     expect(b[2]!.records[0]!.value!.toString('hex')).toBe('000000000004');
     expect(b[2]!.records[0]!.timestamp).toBe('1700000000002');
     const log = PartitionLog.open(dir);
-    const f = await fetch(log, { fetchOffset: 0n, isolation: 'read_committed', maxBytes: 1 << 20 } as never);
-    expect(JSON.stringify(f, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).toContain('"lastStableOffset":"4"');
+    const f = await fetch(log, { offset: 0n, isolation: 'read_committed' });
+    expect([f.lastStableOffset, f.records.map((r) => r.offset), f.nextOffset]).toEqual([4n, [0n, 1n, 2n], 4n]);
   });
 
   it('refusals carry Kafka\'s messages: out-of-order sequence, older epoch, non-transactional write in an open transaction, duplicate, zombie coordinator', () => {
@@ -181,5 +181,21 @@ describe('klx append: producer fields, transaction markers, leader epoch; klx ro
     // A writer opened later loads the state from that snapshot: producer 9's transaction is still open.
     const nonTxn = klx('append', dir, '--key', 'z', '--value', 'z', '--producer-id', '9');
     expect(nonTxn.stderr).toContain('Expected transactional write from producer 9 at offset 10 in partition payments-0: its transaction started at offset 5 is still open');
+  });
+});
+
+describe('--json errors (issue 13 finding 10)', () => {
+  it('an error is one JSON object on stdout besides the exit code and the stderr line', () => {
+    const ld = tempDir('klx-cli-jsonerr-');
+    dirs.push(ld);
+    const missing = join(ld, 'nothing-0');
+    const r = klx('append', missing, '--key', 'k', '--value', 'v', '--json');
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ type: 'error', code: 'not-found', message: `${missing}: no such partition folder`, file: missing });
+    expect(r.stderr).toBe(`klx: not-found: ${missing}: no such partition folder\n`);
+    const usage = klx('append', missing, '--json', '--compression', 'brotli');
+    expect(usage.status).toBe(2);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ type: 'error', code: 'invalid-argument' });
+    expect(JSON.parse(usage.stdout).message).toContain('--compression must be one of none, gzip, snappy, lz4, zstd, got "brotli"');
   });
 });

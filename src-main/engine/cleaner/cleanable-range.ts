@@ -57,9 +57,18 @@ export function cleanableRange(log: PartitionLog, now: number, lastStableOffset:
   const cp = log.cleanerCheckpoint;
   let firstDirty = cp ?? logStart;
   let checkpointReset = false;
+  let checkpointWarning: string | null = null;
   if (firstDirty < logStart || firstDirty > leo) {
     firstDirty = logStart;
     checkpointReset = cp !== null;
+    // LogCleanerManager.cleanableOffsets logs these (a reset below the log start is silent for compact,delete).
+    const name = `${log.topic}-${log.partition}`;
+    const policy = cfg['cleanup.policy'];
+    if (cp !== null && cp > leo) {
+      checkpointWarning = `WARN The last checkpoint dirty offset for partition ${name} is ${cp}, which is larger than the log end offset ${leo}. Resetting to the log start offset ${logStart}.`;
+    } else if (cp !== null && !(policy.includes('compact') && policy.includes('delete'))) {
+      checkpointWarning = `WARN Resetting first dirty offset of ${name} to log start offset ${logStart} since the checkpointed offset ${cp} is invalid.`;
+    }
   }
   const active = log.activeSegment!;
   let raw = lastStableOffset;
@@ -105,6 +114,7 @@ export function cleanableRange(log: PartitionLog, now: number, lastStableOffset:
   return {
     firstDirtyOffset: firstDirty,
     checkpointReset,
+    checkpointWarning,
     firstUncleanableOffset: firstUncleanable,
     uncleanableReason: reason,
     lastStableOffset,

@@ -148,6 +148,11 @@ export interface CleanableInfo {
   firstDirtyOffset: bigint;
   /** True when the checkpointed first dirty offset was outside [logStartOffset, logEndOffset] and was reset. */
   checkpointReset: boolean;
+  /**
+   * The warning a broker logs when it resets the checkpoint (`LogCleanerManager.cleanableOffsets`),
+   * or null: none, or a reset below the log start on a compact,delete topic, which it makes silently.
+   */
+  checkpointWarning: string | null;
   firstUncleanableOffset: bigint;
   /** What bounds the cleanable range: the active segment, the last stable offset, or min.compaction.lag.ms. */
   uncleanableReason: 'active-segment' | 'last-stable-offset' | 'min-compaction-lag';

@@ -486,7 +486,7 @@ function buildReport(log: PartitionLog, acc: Accumulated, opts: CompactionOption
     if (retention.removed.retention) removed.retention = retention.removed.retention;
     created.push(...retention.segments.created);
   }
-  const notes = [...acc.notes, ...(retention ? retention.notes.map((n) => `retention after compaction: ${n}`) : [])];
+  const notes = [...(acc.firstRange?.checkpointWarning ? [`${acc.firstRange.checkpointWarning} (cleaner-offset-checkpoint; a broker logs this and cleans from the log start)`] : []), ...acc.notes, ...(retention ? retention.notes.map((n) => `retention after compaction: ${n}`) : [])];
   const changedCheckpoint = acc.checkpointAfter !== acc.checkpointBefore;
   const nothingToDo = acc.rewritten.length === 0 && created.length === 0 && deleted.length === 0 && !changedCheckpoint;
   const before = [...acc.rewritten, ...deleted];

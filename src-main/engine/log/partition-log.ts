@@ -14,7 +14,7 @@ import { statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
-import { listPartitionDir, parsePartitionDirName, type PartitionListing } from '../files/file-names.ts';
+import { listPartitionDir, parsePartitionDirName, type PartitionListing, type TransientFile } from '../files/file-names.ts';
 import { readLeaderEpochCheckpoint, readOffsetCheckpoint, readPartitionMetadata, type EpochEntry as LeaderEpochEntry } from '../files/checkpoint.ts';
 import { LogSegment } from '../segment/log-segment.ts';
 import { resolveTopicConfig, type ResolvedTopicConfig, type TopicConfig } from './topic-config.ts';
@@ -109,7 +109,7 @@ export class PartitionLog {
       this.problems.push({ code: 'orphan-index', file: join(dir, o.name), reason: 'index file without a .log: a broker deletes it at startup' });
     }
     for (const l of listing.transient) {
-      this.problems.push({ code: 'leftover-file', file: join(dir, l.name), reason: `leftover .${l.suffix} file: ${LEFTOVER_MEANING[l.suffix]}` });
+      this.problems.push({ code: 'leftover-file', file: join(dir, l.name), reason: `leftover .${l.suffix} file: ${leftoverFileMeaning(listing, l)}` });
     }
     let epochs: LeaderEpochEntry[] = [];
     try {
@@ -213,12 +213,22 @@ export class PartitionLog {
   }
 }
 
-const LEFTOVER_MEANING: Record<string, string> = {
-  deleted: 'a segment already removed from the log, waiting for file.delete.delay.ms; a broker deletes it at startup',
-  cleaned: 'incomplete cleaner output; a broker deletes it at startup',
-  swap: 'cleaner output ready to replace old segments; a broker completes the swap at startup',
-  tmp: 'a partially written checkpoint or metadata file',
-};
+/**
+ * What a broker does at startup with a leftover file (`LogLoader.removeTempFilesAndCollectSwapFiles`
+ * and the swap completion after it), in words; `klx repair` does the same. A `.swap` at or above the
+ * smallest `.cleaned` base offset is part of an incomplete split and is deleted (KAFKA-6264).
+ */
+export function leftoverFileMeaning(listing: PartitionListing, t: TransientFile): string {
+  if (t.suffix === 'tmp') return 'a partially written replacement (.tmp) left by an interrupted write; the real file is intact; repair deletes it';
+  if (t.suffix === 'deleted') return 'a file already removed from the log, awaiting physical deletion; a broker deletes it at startup (LogLoader), and so does repair';
+  if (t.suffix === 'cleaned') return 'incomplete cleaner or split output; a broker deletes it at startup (LogLoader), and so does repair';
+  const minCleaned = listing.transient.reduce<bigint | null>((m, x) => (x.suffix === 'cleaned' && x.baseOffset !== undefined && (m === null || x.baseOffset < m) ? x.baseOffset : m), null);
+  if (minCleaned !== null && t.baseOffset !== undefined && t.baseOffset >= minCleaned) {
+    return `part of an incomplete split (base offset ≥ ${minCleaned}, the smallest .cleaned base offset): a broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles, KAFKA-6264), and so does repair; the original segment stays`;
+  }
+  if (t.kind !== undefined && t.kind !== 'log') return 'the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair';
+  return 'complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments';
+}
 
 function problemOf(err: unknown, file: string): OpenProblem {
   if (err instanceof KlxError) return { code: err.code, file: err.file ?? file, position: err.position, reason: err.reason };

@@ -13,7 +13,7 @@ import { readTimeIndex, type TimeIndexFile } from '../files/time-index.ts';
 import { readTxnIndex, type TxnIndexFile } from '../files/txn-index.ts';
 import type { LogDirectory } from './log-dir.ts';
 import { WRITER_LOCK_FILE } from './log-lock.ts';
-import { tpKey, type PartitionLog } from './partition-log.ts';
+import { leftoverFileMeaning, tpKey, type PartitionLog } from './partition-log.ts';
 import { finding, j, type Finding, type Severity } from './findings.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -165,24 +165,12 @@ function txnProblemFinding(file: string, p: IndexProblem, base: Record<string, u
 export function folderFindings(log: PartitionLog): Finding[] {
   const out: Finding[] = [];
   const l = log.listing;
-  // LogLoader.removeTempFilesAndCollectSwapFiles: a .swap at or above the smallest .cleaned base offset belongs to an incomplete split.
-  const minCleaned = l.transient.reduce<bigint | null>((m, t) => (t.suffix === 'cleaned' && t.baseOffset !== undefined && (m === null || t.baseOffset < m) ? t.baseOffset : m), null);
   for (const t of l.transient) {
     const file = join(log.dir, t.name);
     if (t.suffix === 'tmp') {
       out.push(finding('info', 'temp-file', file, 'a partially written replacement (.tmp) left by an interrupted write; the real file is intact; repair deletes it', { size: t.size }));
     } else {
-      const incompleteSplit = t.suffix === 'swap' && minCleaned !== null && t.baseOffset !== undefined && t.baseOffset >= minCleaned;
-      const meaning =
-        t.suffix === 'deleted'
-          ? 'a file already removed from the log, awaiting physical deletion; a broker deletes it at startup (LogLoader), and so does repair'
-          : t.suffix === 'cleaned'
-            ? 'incomplete cleaner or split output; a broker deletes it at startup (LogLoader), and so does repair'
-            : incompleteSplit
-              ? `part of an incomplete split (base offset ≥ ${minCleaned}, the smallest .cleaned base offset): a broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles, KAFKA-6264), and so does repair; the original segment stays`
-              : t.kind !== undefined && t.kind !== 'log'
-                ? 'the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair'
-                : 'complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments';
+      const meaning = leftoverFileMeaning(l, t);
       out.push(finding('warning', 'leftover-file', file, `leftover .${t.suffix} file: ${meaning}`, { suffix: t.suffix, size: t.size, ...(t.baseOffset !== undefined ? { baseOffset: j(t.baseOffset) } : {}) }));
     }
   }
@@ -249,10 +237,27 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
     out.push(finding('warning', 'checkpoint-below-log-start', file('replication-offset-checkpoint'), `high watermark ${hw} is below the log start offset ${ls} (a broker raises it to the log start)`, { partition: key, checkpoint: j(hw), logStartOffset: j(ls) }));
   }
   const cl = cp.cleanerOffset.get(key);
+  // LogCleanerManager.cleanableOffsets resets an out-of-range checkpoint to the log start offset and
+  // logs a warning (silently only below the log start on a compact,delete topic).
+  const name = `${log.topic}-${log.partition}`;
+  const policy = log.config.config['cleanup.policy'];
   if (cl !== undefined && cl > logEndOffset) {
-    out.push(finding('info', 'checkpoint-beyond-log-end', file('cleaner-offset-checkpoint'), `cleaner checkpoint ${cl} is above the log end offset ${logEndOffset}: the cleaner resets it to the log start offset`, { partition: key, checkpoint: j(cl), logEndOffset: j(logEndOffset) }));
+    out.push(
+      finding('warning', 'checkpoint-beyond-log-end', file('cleaner-offset-checkpoint'), `cleaner checkpoint ${cl} is above the log end offset ${logEndOffset}: the cleaner resets it to the log start offset ${ls} and logs "The last checkpoint dirty offset for partition ${name} is ${cl}, which is larger than the log end offset ${logEndOffset}. Resetting to the log start offset ${ls}." (LogCleanerManager); the whole log is dirty again`, {
+        partition: key,
+        checkpoint: j(cl),
+        logEndOffset: j(logEndOffset),
+      }),
+    );
   } else if (cl !== undefined && cl < ls) {
-    out.push(finding('info', 'checkpoint-below-log-start', file('cleaner-offset-checkpoint'), `cleaner checkpoint ${cl} is below the log start offset ${ls}: the cleaner starts from the log start offset`, { partition: key, checkpoint: j(cl), logStartOffset: j(ls) }));
+    const silent = policy.includes('compact') && policy.includes('delete');
+    out.push(
+      finding(silent ? 'info' : 'warning', 'checkpoint-below-log-start', file('cleaner-offset-checkpoint'), silent ? `cleaner checkpoint ${cl} is below the log start offset ${ls}: the cleaner starts from the log start offset (silently for cleanup.policy=compact,delete; LogCleanerManager)` : `cleaner checkpoint ${cl} is below the log start offset ${ls}: the cleaner resets it and logs "Resetting first dirty offset of ${name} to log start offset ${ls} since the checkpointed offset ${cl} is invalid." (LogCleanerManager)`, {
+        partition: key,
+        checkpoint: j(cl),
+        logStartOffset: j(ls),
+      }),
+    );
   }
   const epochFile = join(log.dir, 'leader-epoch-checkpoint');
   let prev: { epoch: number; startOffset: bigint } | null = null;

@@ -328,7 +328,8 @@ describe('edit.rollPreview and edit.roll', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.log'))).toEqual(['00000000000000000000.log']);
     const r = await ok(server, 'edit.roll', { dir, fingerprint: p.fingerprint });
     expect(r).toMatchObject({ rolled: true, segmentBaseOffset: '3', segmentName: '00000000000000000003.log', fingerprint: '' });
-    expect(readdirSync(dir).filter((f) => /^0+3\./.test(f)).sort()).toEqual(['00000000000000000003.index', '00000000000000000003.log', '00000000000000000003.timeindex']);
+    // The roll writes the producer snapshot at the new base offset, as UnifiedLog.roll does (issue 13 finding 12).
+    expect(readdirSync(dir).filter((f) => /^0+3\./.test(f)).sort()).toEqual(['00000000000000000003.index', '00000000000000000003.log', '00000000000000000003.snapshot', '00000000000000000003.timeindex']);
     expect(statSync(join(dir, '00000000000000000003.log')).size).toBe(0);
     // The closed segment got its final time-index entry (T0 + 2000 → offset 2, relative 2).
     const ti = (await import('node:fs')).readFileSync(join(dir, '00000000000000000000.timeindex'));
