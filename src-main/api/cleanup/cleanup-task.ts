@@ -21,7 +21,7 @@ import type { TopicConfig } from '../../engine/log/topic-config.ts';
 import type { CleanupOperation, CleanupPartitionOutcome, UndoneEntry } from '../../../src-shared/cleanup-types.ts';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { fingerprintChanges, fingerprintOf, type Fingerprint } from './cleanup-fingerprint.ts';
-import { outcomeWire, undoWire } from './cleanup-wire.ts';
+import { outcomeWire, undoWire } from '../core/cleanup-wire.ts';
 
 /** Engine options of a plan or run, already validated (config parsed by the engine's parser). */
 export interface EngineCleanupOptions {

@@ -31,7 +31,7 @@ import type { CleanupOperation } from '../../../src-shared/cleanup-types.ts';
 import type { ParsedReq } from '../../../src-shared/contract.ts';
 import { planIdOf, type Fingerprint } from './cleanup-fingerprint.ts';
 import { staleError, type EngineCleanupOptions, type PlanTaskResult, type RunTaskResult, type UndoTaskResult } from './cleanup-task.ts';
-import { trashEntryWire } from './cleanup-wire.ts';
+import { trashEntryWire } from '../core/cleanup-wire.ts';
 import { runInWorker } from './cleaner-worker-runner.ts';
 import { logCacheOf } from '../core/log-cache.ts';
 import { isInsideDir } from '../core/paths.ts';

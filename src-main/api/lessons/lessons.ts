@@ -15,7 +15,7 @@ import { defaultTrashDir } from '../../engine/cleaner/trash.ts';
 import { createLesson, lessonState, runLessonStep, type LessonState } from '../../engine/lessons/lesson-builder.ts';
 import { LABS, type Lab, type LabStep } from '../../engine/lessons/labs.ts';
 import type { CleanerDecisionWire, LabInfoWire, LabStepWire, LessonOutcomeWire, LessonStateWire } from '../../../src-shared/lessons-types.ts';
-import { reportWire } from '../cleanup/cleanup-wire.ts';
+import { reportWire } from '../core/cleanup-wire.ts';
 import type { ApiContext, DomainHandlers } from '../core/types.ts';
 
 /** Where lessons are created (see the module comment). */

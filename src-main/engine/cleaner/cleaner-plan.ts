@@ -114,6 +114,9 @@ export type RemovalReason =
   /** Compaction: a transaction marker that no longer guards any data, past its delete horizon (§13.7). */
   | 'marker';
 
+/** The reasons compaction removes a record (every removal reason but retention's). */
+export type CompactionReason = Exclude<RemovalReason, 'retention'>;
+
 /** Records removed for one reason. */
 export interface RemovedRecords {
   records: number;

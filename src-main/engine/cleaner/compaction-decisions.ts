@@ -11,7 +11,7 @@
  */
 import type { BatchHeader } from '../format/types.ts';
 import type { CleanerRules } from './cleaner-rules.ts';
-import type { CompactionReason } from './compactor.ts';
+import type { CompactionReason } from './cleaner-plan.ts';
 import { durationText, timeText, type CleanerDecision, type DecisionLog, type DecisionReason, type DecisionVerdict } from './decisions.ts';
 
 /** What the record decision of the compactor was based on. */

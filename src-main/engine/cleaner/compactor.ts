@@ -34,7 +34,7 @@ import { encodeLegacy } from '../format/legacy.ts';
 import type { BatchEntry } from '../format/log-reader.ts';
 import { decodeV2Records, encodeBatch, inflateRecordsArea } from '../format/record-batch.ts';
 import { ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, V2_HEADER_SIZE, type BatchHeader, type KafkaRecord } from '../format/types.ts';
-import { OffsetRangeList, type RemovalReason } from './cleaner-plan.ts';
+import { OffsetRangeList, type CompactionReason } from './cleaner-plan.ts';
 import type { CleanerRules } from './cleaner-rules.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
@@ -45,7 +45,7 @@ import { bytesText } from './decisions.ts';
 import type { CleanedTransactionMetadata } from './txn-metadata.ts';
 
 /** Reasons the compactor removes records. */
-export type CompactionReason = Exclude<RemovalReason, 'retention'>;
+export type { CompactionReason };
 const REASONS: CompactionReason[] = ['superseded', 'keyless', 'tombstone', 'aborted', 'marker'];
 
 /** What cleaning one source segment did. */

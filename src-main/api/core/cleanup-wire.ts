@@ -5,7 +5,7 @@
  * {@link REMOVAL_REASONS} order, absent optional parts as null.
  *
  * Pure functions (no I/O); the cleaner worker uses them so that only plain JSON crosses back to the
- * main thread.
+ * main thread. Shared by the cleanup and lessons domains, hence in core/.
  */
 import type { CleanerReport, OffsetRange, SegmentSummary } from '../../engine/cleaner/cleaner-plan.ts';
 import type { PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
