@@ -37,7 +37,7 @@ describe('klx fetch decodes keys and values (bodies from python3-avro, _schemas 
 
   it('--value-format and --schemas: plain Avro with a schema file; an unknown format is a usage error', () => {
     const r = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--value-format', 'avro', '--schemas', join(fx.files, 'plain-value.avsc'));
-    expect(r.stdout.split('\n')[0]).toMatch(/^offset 0 ts .* key: s1 value: \{"sensor":"s1","celsius":21\.5,"at":1700000000000\}$/);
+    expect(r.stdout.split('\n')[0]).toMatch(/^offset 0 ts .* key: "s1" value: \{"sensor":"s1","celsius":21\.5,"at":1700000000000\}$/);
     const bad = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--value-format', 'nope');
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('no format named "nope"');

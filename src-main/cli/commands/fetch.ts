@@ -141,7 +141,8 @@ export function fetchedRecordText(r: FetchedRecord, d?: DecodedRecord): string {
   const shown = (x: Uint8Array | null, dec: DecodedRecord['key'] | undefined) => {
     if (!dec || x === null) return preview(x);
     if (!dec.ok) return `${preview(x)} (${dec.format}: ${dec.error})`;
-    const t = dec.text ?? '';
+    // A string is quoted, as without decoding, so that a key "null" and a null key read differently.
+    const t = dec.format === 'string' ? JSON.stringify(dec.text ?? '') : (dec.text ?? '');
     return `${t.length > 200 ? `${t.slice(0, 200)}…` : t}${dec.error ? ` (${dec.error})` : ''}`;
   };
   const body = r.control ? '' : ` key: ${shown(r.key, d?.key)} value: ${shown(r.value, d?.value)}${headers}`;
