@@ -44,8 +44,8 @@ test('records of __consumer_offsets-39: holes [0,3] and [5,15] are rows removed 
   await expect(holes.nth(1)).toHaveAttribute('data-from', '5');
   await expect(holes.nth(1)).toHaveAttribute('data-to', '15');
   // The decoded key of the tombstone at offset 4 and of the commit at 16.
-  await expect(page.locator('[data-testid=record-row][data-offset="4"]')).toContainText('group metadata · console-consumer-52588');
-  await expect(page.locator('[data-testid=record-row][data-offset="16"]')).toContainText('offset commit · console-consumer-65070 · test_topic_0603-0');
+  await expect(page.locator('[data-testid=record-row][data-offset="4"]')).toContainText('GroupMetadata · console-consumer-52588');
+  await expect(page.locator('[data-testid=record-row][data-offset="16"]')).toContainText('OffsetCommit · console-consumer-65070 · test_topic_0603-0');
   // Records 40, 16...: the header tells the record count apart from the offset span (B11).
   await expect(page.getByTestId('record-count')).toContainText('5');
   await page.locator('[data-testid=record-row][data-offset="16"]').click();
