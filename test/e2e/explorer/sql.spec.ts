@@ -39,8 +39,8 @@ function useTempCache(bridge: Bridge): void {
   configureSql(bridge.api.ctx, { cacheDir: join(tmp, 'cache') });
 }
 
-/** Opens the log dir, selects prices-0 and the SQL tab; waits for the tables. */
-async function openSql(page: Page, bridge: Bridge, partition = 'prices-0', dir = logDir, tables = 9): Promise<void> {
+/** Opens the log dir, selects prices-0 and the SQL tab; waits for the 16 tables (9 log tables, schemas, transactions, cluster_metadata and the 4 group tables). */
+async function openSql(page: Page, bridge: Bridge, partition = 'prices-0', dir = logDir, tables = 16): Promise<void> {
   useTempCache(bridge);
   await openFolder(page, bridge.url, dir);
   await selectPartition(page, partition);
