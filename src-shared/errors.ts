@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'offset-overflow',
   /** A CRC that does not match; on read this is reported on the batch (`crcValid: false`), only thrown where a valid batch is required. */
   'crc-mismatch',
+  /** A read that stops at a batch whose CRC fails, as a consumer with `check.crcs=true` does (Kafka's `CorruptRecordException` from `CompletedFetch`); details name the offsets, position and both CRCs. */
+  'corrupt-record',
   /** An index or time-index file that fails its sanity check. */
   'corrupt-index',
   /** A checkpoint, meta.properties or partition.metadata file that cannot be parsed. */

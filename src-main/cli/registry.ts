@@ -191,6 +191,7 @@ function registerFetch(program: Command): void {
     .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
     .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
+    .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does)')
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
     .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...)', 'auto')
     .option('--value-format <format>', 'decode values as FORMAT (as --key-format)', 'auto')

@@ -10,6 +10,15 @@
  * values base64, int64 beyond 2^53 as decimal strings), `{"type":"problem",...}` for damage met, and
  * a final `{"type":"end","nextOffset":...}`.
  *
+ * Corruption, as a consumer with `check.crcs=true` meets it (Kafka's `CompletedFetch`): at a batch
+ * whose CRC fails the records before it are printed, then the command fails with a `corrupt-record`
+ * error (exit 1; under `--json` the error object) naming the offsets, file, byte position and both
+ * CRCs. `--skip-corrupt` reads on and marks those records (`[CRC MISMATCH: ...]`, JSON `crcValid:
+ * false`, `crc`, `computedCrc`, `crcAlgorithm`). An unreadable batch (unknown magic or codec, bytes
+ * that are not a batch) is printed in place as a hole with its cause (`-- hole offsets A..B:
+ * CODE: reason (file position P)`, JSON `{"type":"problem","fromOffset","toOffset",...}`), reading
+ * goes on, and the command exits 1 at the end.
+ *
  * Keys and values are decoded by the decode layer (`--key-format` / `--value-format`, default `auto`;
  * schemas from the `_schemas` partitions beside the partition and `--schemas PATH`): the text lines
  * show the decoded text (or the bytes and the reason it did not decode), the JSON lines gain
@@ -24,6 +33,7 @@ import { toJsonText } from '../../engine/decode/json-text.ts';
 import { openLogDirectory } from '../../engine/log/log-dir.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
+import { crcAlgorithm } from '../../engine/format/crc.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
@@ -44,6 +54,8 @@ export interface FetchCliOptions {
   valueFormat?: string;
   /** Schema files, folders or registry exports (repeatable). */
   schemas?: string[];
+  /** Read past batches whose CRC fails, marking their records, instead of stopping (check.crcs=true). */
+  skipCorrupt?: boolean;
 }
 
 /**
@@ -124,6 +136,7 @@ export function fetchedRecordJson(r: FetchedRecord): Record<string, unknown> {
     partitionLeaderEpoch: r.partitionLeaderEpoch,
     crcValid: r.crcValid ?? null,
   };
+  if (r.crcValid === false) Object.assign(o, { crc: r.crc, computedCrc: r.computedCrc ?? null, crcAlgorithm: crcAlgorithm(r.magic) });
   if (r.aborted) o.aborted = true;
   return o;
 }
@@ -135,7 +148,7 @@ export function fetchedRecordText(r: FetchedRecord, d?: DecodedRecord): string {
     r.isTransactional && `txn producer ${r.producerId}`,
     r.control && `control ${r.control.type}`,
     r.aborted && 'ABORTED',
-    r.crcValid === false && 'CRC MISMATCH',
+    r.crcValid === false && `CRC MISMATCH: stored crc = ${r.crc}, computed crc = ${r.computedCrc ?? 'not computed'}; ${crcAlgorithm(r.magic)}`,
   ].filter(Boolean);
   const headers = r.headers.length ? ` headers: ${r.headers.map((h) => `${h.key}=${preview(h.value)}`).join(',')}` : '';
   const shown = (x: Uint8Array | null, dec: DecodedRecord['key'] | undefined) => {
@@ -149,14 +162,23 @@ export function fetchedRecordText(r: FetchedRecord, d?: DecodedRecord): string {
   return `offset ${r.offset} ts ${ts}${body}${flags.length ? ` [${flags.join(', ')}]` : ''}`;
 }
 
-/** JSON line of a problem met while reading. */
+/** JSON line of a problem met while reading (`fromOffset`/`toOffset`: the hole it makes, when it hides offsets). */
 export function problemJson(p: ReadProblem): Record<string, unknown> {
-  return { type: 'problem', ...p };
+  const { fromOffset, toOffset, ...rest } = p;
+  return { type: 'problem', ...rest, ...(fromOffset !== undefined && toOffset !== undefined ? { fromOffset: int64Json(fromOffset), toOffset: int64Json(toOffset) } : {}) };
 }
 
 /** Text line of a problem met while reading (written to stderr). */
 export function problemText(p: ReadProblem): string {
   return `klx: warning: ${p.file}: position ${p.position}: ${p.reason}`;
+}
+
+/** The line `klx fetch` prints in place of the offsets a problem hides (or of the damage when it hides none). */
+export function holeText(p: ReadProblem): string {
+  const where = `${p.file} position ${p.position}, ${p.size} bytes`;
+  if (p.fromOffset === undefined || p.toOffset === undefined) return `-- unreadable bytes (no offset asked for is in them): ${p.code}: ${p.reason} (${where})`;
+  const span = p.fromOffset === p.toOffset ? `offset ${p.fromOffset}` : `offsets ${p.fromOffset}..${p.toOffset}`;
+  return `-- hole ${span}: ${p.code}: ${p.reason} (${where})`;
 }
 
 /** Runs `klx fetch` (its options and help are declared in `../registry.ts`). */
@@ -166,32 +188,52 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
   const out = new OutputWriter(process.stdout);
   const dec = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
-  const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo } as const;
+  const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo, onCorrupt: opts.skipCorrupt ? 'flag' : 'stop' } as const;
   let last: FetchResult | null = null;
   let printed = 0;
+  let unreadable = 0;
   const emit = async (r: FetchResult) => {
+    // Records and problems in offset order: a problem's hole is printed where its offsets would be.
+    const problems = r.problems.slice();
+    const flushProblemsBefore = async (offset: bigint | null) => {
+      while (problems.length > 0 && (offset === null || problems[0]!.fromOffset === undefined || problems[0]!.fromOffset! <= offset)) {
+        const p = problems.shift()!;
+        unreadable++;
+        await out.line(opts.json ? JSON.stringify(problemJson(p)) : holeText(p));
+      }
+    };
     for (const rec of r.records) {
+      await flushProblemsBefore(rec.offset);
       const d = dec.decodeRecord(log.topic, rec.key, rec.value, rec.control ? rec.control.typeId : undefined);
       await out.line(opts.json ? toJsonText({ ...fetchedRecordJson(rec), ...decodedJson(d) }) : fetchedRecordText(rec, d));
     }
-    for (const p of r.problems) {
-      if (opts.json) await out.line(JSON.stringify(problemJson(p)));
-      else process.stderr.write(problemText(p) + '\n');
-    }
+    await flushProblemsBefore(null);
     printed += r.records.length;
   };
-  if (opts.maxBytes !== undefined) {
-    // One fetch: the byte budget bounds the whole answer, as for a consumer.
-    last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
-    await emit(last);
-  } else {
-    // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.
-    let next = offset;
-    do {
-      last = await fetch(log, { offset: next, maxRecords: Math.min(DEFAULT_MAX_RECORDS, opts.max - printed), ...common });
+  try {
+    if (opts.maxBytes !== undefined) {
+      // One fetch: the byte budget bounds the whole answer, as for a consumer.
+      last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
       await emit(last);
-      next = last.nextOffset;
-    } while (!last.reachedLimit && printed < opts.max);
+      // A consumer's next poll fails at the corrupt batch that ended this answer.
+      if (last.stoppedAtCorrupt) throw last.stoppedAtCorrupt;
+    } else {
+      // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.
+      let next = offset;
+      do {
+        last = await fetch(log, { offset: next, maxRecords: Math.min(DEFAULT_MAX_RECORDS, opts.max - printed), ...common });
+        await emit(last);
+        if (last.stoppedAtCorrupt) throw last.stoppedAtCorrupt;
+        next = last.nextOffset;
+      } while (!last.reachedLimit && printed < opts.max);
+    }
+  } catch (err) {
+    // The records read before the error are on stdout first.
+    await out.end();
+    if (err instanceof KlxError && err.code === 'corrupt-record') {
+      throw new KlxError(err.code, `${err.reason} (read past it with --skip-corrupt)`, { file: err.file, position: err.position, details: err.details, cause: err });
+    }
+    throw err;
   }
   const end = last!;
   if (opts.json) {
@@ -214,4 +256,8 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
     await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
   }
   await out.end();
+  if (unreadable > 0) {
+    process.stderr.write(`klx: ${unreadable} unreadable batch${unreadable === 1 ? '' : 'es'} or region${unreadable === 1 ? '' : 's'} (shown in place as holes above)\n`);
+    process.exitCode = 1;
+  }
 }

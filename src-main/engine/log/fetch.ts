@@ -26,15 +26,26 @@
  *   `includeControl`, returned flagged `isControl`. Under `read_committed` the batches of aborted
  *   transactions are skipped with the consumer's algorithm (B15); under `read_uncommitted` they are
  *   returned flagged `aborted` when the `.txnindex` files say so.
- * - Damage met on the way (bytes that are not batches, batches whose records cannot be decoded) is
- *   reported in `problems` with file, byte position and reason; reading goes on after it.
+ * - A batch whose CRC fails: by default (`onCorrupt: 'flag'`, what an explorer needs) its records
+ *   are returned flagged `crcValid: false` with the stored and computed CRC. With `onCorrupt: 'stop'`
+ *   reading stops there as Kafka's consumer with `check.crcs=true` does (`CompletedFetch.maybeEnsureValid`,
+ *   `DefaultRecordBatch.ensureValid` / `LegacyRecord.ensureValid`): the records before it are
+ *   returned with `nextOffset` at it, and a fetch starting at it throws `corrupt-record` naming the
+ *   offsets, file, byte position and both CRCs. (For a compressed v0/v1 wrapper Kafka's consumer
+ *   checks the inner messages' CRCs; this reader checks the wrapper's, which covers the same bytes.)
+ * - Damage met on the way (bytes that are not batches, batches whose records cannot be decoded, such
+ *   as an unknown codec or magic) is reported in `problems` with file, byte position, reason and,
+ *   where it hides offsets a reader expected, the hole it makes (`fromOffset`..`toOffset`: from the
+ *   offset after the last batch read to the offset before the next readable batch, or the batch's
+ *   own offsets when its header is readable); reading goes on after it.
  *
  * Units: offsets and timestamps are `bigint` (int64; ms for timestamps); positions and sizes are
  * bytes (`number`).
  */
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
-import type { Compression, ControlRecordInfo, KafkaRecord, RecordHeader, TimestampType } from '../format/types.ts';
+import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
+import type { BatchHeader, Compression, ControlRecordInfo, KafkaRecord, RecordHeader, TimestampType } from '../format/types.ts';
 import { lastEntryAtOrBelow } from '../files/index-file.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, type IsolationLevel } from './read-defaults.ts';
@@ -78,6 +89,10 @@ export interface FetchedRecord {
   partitionLeaderEpoch: number;
   /** Result of the batch CRC check (undefined when not checked). */
   crcValid: boolean | undefined;
+  /** The CRC stored in the batch (v2: CRC-32C; v0/v1: CRC-32 of the message), unsigned. */
+  crc: number;
+  /** The CRC computed over the batch's bytes (undefined when not checked), unsigned. */
+  computedCrc: number | undefined;
   /** Control records: the decoded key/marker. */
   control?: ControlRecordInfo;
   /** read_uncommitted: true for data of an aborted transaction (per the `.txnindex` files). */
@@ -94,7 +109,22 @@ export interface ReadProblem {
   /** Bytes concerned (a damaged region or the batch). */
   size: number;
   reason: string;
+  /**
+   * The offsets this damage hides from a reader (a hole, inclusive bounds), when known: for a batch
+   * whose header is readable, its offsets from where reading stood; for bytes that are not a batch,
+   * from the offset after the last batch read to the offset before the next readable batch (or the
+   * read limit − 1). Absent when the damage hides no offset that was asked for.
+   */
+  fromOffset?: bigint;
+  toOffset?: bigint;
 }
+
+/**
+ * What a reader does at a batch whose CRC fails: `flag` returns its records marked
+ * `crcValid: false` (the explorer: the records must be seen), `stop` stops before it as a consumer
+ * with `check.crcs=true` does (Kafka's `CompletedFetch`).
+ */
+export type CorruptBatchMode = 'flag' | 'stop';
 
 /** Options of {@link fetch}. */
 export interface FetchOptions {
@@ -111,6 +141,8 @@ export interface FetchOptions {
   readUpTo?: 'log-end' | 'high-watermark';
   /** Where aborted transactions come from (see transactions.ts); default 'auto'. */
   txnSource?: TxnSource;
+  /** At a batch whose CRC fails (default `flag`; see {@link CorruptBatchMode}). */
+  onCorrupt?: CorruptBatchMode;
   signal?: AbortSignal;
 }
 
@@ -138,6 +170,11 @@ export interface FetchResult {
   /** read_committed: records of aborted transactions passed over. */
   skippedAbortedRecords: number;
   problems: ReadProblem[];
+  /**
+   * `onCorrupt: 'stop'`: reading stopped before a batch whose CRC fails (nextOffset is at it); this
+   * is the `corrupt-record` error a fetch from nextOffset throws. Null otherwise.
+   */
+  stoppedAtCorrupt: KlxError | null;
 }
 
 /** What every reader needs to know about the partition for one read. */
@@ -153,20 +190,23 @@ interface ReadContext {
   limit: bigint;
   /** Aborted transactions to skip (read_committed) or flag (read_uncommitted); null when none known. */
   aborted: readonly AbortedTxn[] | null;
+  /** Stop at a batch whose CRC fails (a consumer with check.crcs=true) instead of flagging its records. */
+  stopAtCorrupt: boolean;
 }
 
 function tp(log: PartitionLog): string {
   return `${log.topic}-${log.partition}`;
 }
 
-async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; signal?: AbortSignal }): Promise<ReadContext> {
+async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; onCorrupt?: CorruptBatchMode; signal?: AbortSignal }): Promise<ReadContext> {
   const isolation = opts.isolation ?? 'read_uncommitted';
   if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new KlxError('invalid-argument', `isolation must be read_uncommitted or read_committed, got "${String(isolation)}"`);
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const hw = log.highWatermark;
   const highWatermark = hw === null ? null : hw > logEnd ? logEnd : hw;
-  const ctx: ReadContext = { log, isolation, includeControl: opts.includeControl ?? false, logStart, logEnd, highWatermark, lastStableOffset: null, limit: logEnd, aborted: null };
+  const ctx: ReadContext = { log, isolation, includeControl: opts.includeControl ?? false, logStart, logEnd, highWatermark, lastStableOffset: null, limit: logEnd, aborted: null, stopAtCorrupt: opts.onCorrupt === 'stop' };
+  if (opts.onCorrupt !== undefined && opts.onCorrupt !== 'flag' && opts.onCorrupt !== 'stop') throw new KlxError('invalid-argument', `onCorrupt must be flag or stop, got "${String(opts.onCorrupt)}"`);
   if (isolation === 'read_committed') {
     const state = await loadTransactionState(log, { source: opts.txnSource, signal: opts.signal });
     ctx.lastStableOffset = state.lastStableOffset;
@@ -238,9 +278,9 @@ function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e
     out.skippedAborted = h.recordCount;
     return out;
   }
-  records ??= decodeOrReport(e, out);
-  if (records === undefined) return out;
   const lo = from > ctx.logStart ? from : ctx.logStart;
+  records ??= decodeOrReport(e, out, lo);
+  if (records === undefined) return out;
   for (const r of records) {
     if (r.offset < lo || r.offset >= ctx.limit) continue;
     if (h.isControl && !ctx.includeControl) {
@@ -252,15 +292,41 @@ function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e
   return out;
 }
 
-/** The batch's records, or undefined with the reason recorded in `out.problem`. */
-function decodeOrReport(e: WalkedBatch, out: BatchYield): KafkaRecord[] | undefined {
+/** The batch's records, or undefined with the reason (and the offsets it hides from `from` on) recorded in `out.problem`. */
+function decodeOrReport(e: WalkedBatch, out: BatchYield, from?: bigint): KafkaRecord[] | undefined {
   try {
     return recordsOf(e);
   } catch (err) {
     const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
-    out.problem = { code: k.code, file: e.segment.files.log, position: e.header.position, size: e.header.size, reason: k.reason };
+    const h = e.header;
+    out.problem = { code: k.code, file: e.segment.files.log, position: h.position, size: h.size, reason: k.reason };
+    if (from !== undefined && h.lastOffset >= from) {
+      out.problem.fromOffset = h.baseOffset > from ? h.baseOffset : from;
+      out.problem.toOffset = h.lastOffset;
+    }
     return undefined;
   }
+}
+
+/** A batch a consumer with `check.crcs=true` refuses: its CRC was checked and fails. */
+function failsCrc(h: BatchHeader): boolean {
+  return h.crcValid === false;
+}
+
+/**
+ * The error a consumer with `check.crcs=true` gets at a batch whose CRC fails, in Kafka's words
+ * (`CompletedFetch.maybeEnsureValid`: "Record batch for partition P at offset O is invalid, cause:
+ * Record is corrupt (stored crc = S, computed crc = C)"; "Record for partition ..." for a v0/v1
+ * message), with the batch's offsets, file, byte position and the CRC algorithm.
+ */
+export function corruptRecordError(tpName: string, file: string, h: BatchHeader, at: bigint): KlxError {
+  const what = h.magic === 2 ? 'Record batch' : 'Record';
+  const offset = h.magic === 2 ? h.baseOffset : at > h.baseOffset ? at : h.baseOffset;
+  return new KlxError(
+    'corrupt-record',
+    `${what} for partition ${tpName} at offset ${offset} is invalid, cause: ${crcMismatchText(h)}; offsets ${h.baseOffset}..${h.lastOffset}, ${h.size} bytes at position ${h.position}. A consumer with check.crcs=true stops here until it seeks past offset ${h.lastOffset}`,
+    { file, position: h.position, details: { baseOffset: h.baseOffset, lastOffset: h.lastOffset, position: h.position, size: h.size, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) } },
+  );
 }
 
 function toFetched(r: KafkaRecord, e: WalkedBatch, aborted: boolean): FetchedRecord {
@@ -286,6 +352,8 @@ function toFetched(r: KafkaRecord, e: WalkedBatch, aborted: boolean): FetchedRec
     producerEpoch: h.producerEpoch,
     partitionLeaderEpoch: h.partitionLeaderEpoch,
     crcValid: h.crcValid,
+    crc: h.crc >>> 0,
+    computedCrc: h.computedCrc,
   };
   if (r.control) f.control = r.control;
   if (aborted) f.aborted = true;
@@ -301,7 +369,8 @@ function damageProblem(d: WalkedDamage): ReadProblem {
  * @returns the records (ascending offsets), `nextOffset` to continue from, the read limit and the
  *   partition's offsets, counters and any damage met.
  * @throws KlxError `offset-out-of-range` (below logStartOffset / above logEndOffset),
- *   `invalid-argument` (bad budget or isolation), `cancelled`, `io-error`.
+ *   `invalid-argument` (bad budget or isolation), `corrupt-record` (`onCorrupt: 'stop'` and the
+ *   first batch to deliver fails its CRC; see {@link corruptRecordError}), `cancelled`, `io-error`.
  */
 export async function fetch(log: PartitionLog, opts: FetchOptions): Promise<FetchResult> {
   const offset = toOffset(opts.offset, 'offset');
@@ -330,6 +399,7 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     skippedControlRecords: 0,
     skippedAbortedRecords: 0,
     problems: [],
+    stoppedAtCorrupt: null,
   };
   if (offset >= ctx.limit) {
     result.reachedLimit = true;
@@ -340,16 +410,38 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
   let cursor = offset;
   let peeking = false; // the record budget is spent: only looking for the next deliverable offset
   let stopped = false;
+  // Damage whose hole ends where the next readable batch starts (filled in when it is met).
+  const open: ReadProblem[] = [];
+  const closeHoles = (nextBase: bigint) => {
+    for (const p of open.splice(0)) {
+      const to = (nextBase < ctx.limit ? nextBase : ctx.limit) - 1n;
+      if (p.fromOffset !== undefined && to >= p.fromOffset) p.toOffset = to;
+      else delete p.fromOffset;
+    }
+  };
   for (const e of walkLog(log, { fromOffset: offset, verifyCrc: true })) {
     if (e.type === 'segment') continue;
     if (e.type !== 'batch') {
-      result.problems.push(damageProblem(e));
+      const p = damageProblem(e);
+      p.fromOffset = cursor;
+      open.push(p);
+      result.problems.push(p);
       continue;
     }
     const h = e.header;
     await pacer.step(h.size);
+    closeHoles(h.baseOffset > cursor ? h.baseOffset : cursor);
     if (h.lastOffset < cursor) continue;
     if (h.baseOffset >= ctx.limit) break;
+    if (ctx.stopAtCorrupt && failsCrc(h)) {
+      // A consumer with check.crcs=true: the records before it are delivered, then it fails here.
+      const err = corruptRecordError(tp(log), e.segment.files.log, h, cursor);
+      if (result.records.length === 0) throw err;
+      if (h.baseOffset > cursor) cursor = h.baseOffset;
+      result.stoppedAtCorrupt = err;
+      stopped = true;
+      break;
+    }
     if (peeking && !h.isControl && isDenseBatch(h) && !(ctx.aborted !== null && ctx.isolation === 'read_committed')) {
       // The next batch holds a record at every offset: no need to read it to know the next one.
       if (h.baseOffset > cursor) cursor = h.baseOffset;
@@ -382,6 +474,7 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     cursor = h.lastOffset + 1n < ctx.limit ? h.lastOffset + 1n : ctx.limit;
     if (result.records.length >= maxRecords) peeking = true;
   }
+  closeHoles(stopped ? cursor : ctx.limit);
   result.nextOffset = stopped ? cursor : ctx.limit;
   result.reachedLimit = result.nextOffset >= ctx.limit;
   return result;
