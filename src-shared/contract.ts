@@ -380,13 +380,22 @@ export const contract = {
   }),
 
   'log.search': job({
-    doc: 'Streams through a partition and returns the first `limit` records whose key, value or header contains the text (UTF-8), with progress; cancellable.',
+    doc: 'Streams through a partition, every partition of its topic (`scope: topic`) or every partition of the opened folder (`scope: folder`) and returns the first `limit` data records whose key, value or a header contains the text (raw UTF-8 bytes, or with `decoded` the decoded key/value text) and that satisfy the `condition` on the decoded key/value (`value.amount > 10`, `key.data.group == "g1"`; a condition that does not parse is `invalid-argument` naming the character), with progress; cancellable. Each match names its partition and offset.',
     request: z.strictObject({
       dir: pathText,
-      text: z.string().min(1).max(1000),
+      /** Text to find ('' = none: then `condition` must be given). */
+      text: z.string().max(1000).default(''),
       in: z.array(z.enum(['key', 'value', 'header'])).min(1).default(['key', 'value', 'header']),
       ignoreCase: z.boolean().default(true),
+      /** Also match the text in the decoded key/value (the records table's decoded text). */
+      decoded: z.boolean().default(true),
+      /** A condition on the decoded key/value and the record (see engine/decode/decoded-condition.ts). */
+      condition: z.string().max(2000).optional(),
+      /** `partition`: `dir` only; `topic`: every partition of `dir`'s topic in the opened folder; `folder`: every partition of the opened folder holding `dir`. */
+      scope: z.enum(['partition', 'topic', 'folder']).default('partition'),
       limit: z.number().int().min(1).max(1000).default(100),
+      /** Continue a topic/folder search from this partition (`nextDir` of the previous answer). */
+      fromDir: pathText.optional(),
       fromOffset: int64.optional(),
       previewBytes: z.number().int().min(0).max(4096).default(256),
     }),
@@ -394,9 +403,12 @@ export const contract = {
       matches: z.array(searchMatch),
       scannedRecords: count,
       scannedBytes: count,
-      /** The whole partition (from `fromOffset`) was searched. */
+      /** Partitions searched (wholly or in part). */
+      partitions: count,
+      /** The whole scope (from `fromDir`/`fromOffset`) was searched. */
       complete: z.boolean(),
-      /** Where to continue when `limit` was reached, else null. */
+      /** Where to continue when `limit` was reached, else null: the partition and the offset. */
+      nextDir: z.string().nullable(),
       nextOffset: int64.nullable(),
     }),
     write: false,

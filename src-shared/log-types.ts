@@ -329,6 +329,10 @@ export const holeBucket = z.object({
 
 /** A search hit. */
 export const searchMatch = z.object({
+  /** The partition folder holding the record, its topic and partition number. */
+  dir: z.string(),
+  topic: z.string(),
+  partition: z.number().int(),
   offset: offsetText,
   timestamp: offsetText,
   /** Where the text was found. */
@@ -337,6 +341,9 @@ export const searchMatch = z.object({
   value: bytesPreview.nullable(),
   segmentBaseOffset: offsetText,
   aborted: z.boolean(),
+  /** The key and value decoded with the topic's formats. */
+  keyDecoded: decodedSummary.optional(),
+  valueDecoded: decodedSummary.optional(),
 });
 
 export type Finding = z.infer<typeof finding>;

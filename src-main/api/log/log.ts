@@ -11,7 +11,7 @@
  * The work itself lives in `log-summary.ts` (partition and segment rows), `log-records.ts` (record
  * pages with hole rows, record bytes, batch pages) and `log-jobs.ts` (count, holes, verify, search).
  */
-import { openPath } from '../../engine/log/log-dir.ts';
+import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { isInsideDir } from '../core/paths.ts';
@@ -86,6 +86,26 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
 
     'log.verify': async (req, job) => verifyJob(await partitionAt(req.dir, job), req, job, cache),
 
-    'log.search': async (req, job) => searchJob(await partitionAt(req.dir, job), req, job),
+    /** Search: the partitions of the scope in a stable order (topic, partition, folder). Errors: `invalid-argument` (no text nor condition, a bad condition, topic scope on a folder that is not a partition). */
+    'log.search': async (req, job) => {
+      const dir = await ctx.session.resolve(req.dir, job);
+      const fromDir = req.fromDir !== undefined ? await ctx.session.resolve(req.fromDir, job) : undefined;
+      let logs: PartitionLog[];
+      if (req.scope === 'partition') logs = [cache.partition(dir)];
+      else {
+        const root = ctx.session.opened().find((r) => isInsideDir(dir, r)) ?? dir;
+        const all = allPartitions(openPath(root)).map((p) => p.log);
+        if (req.scope === 'topic') {
+          const here = all.find((l) => l.dir === dir) ?? cache.partition(dir);
+          logs = all.filter((l) => l.topic === here.topic);
+        } else logs = all;
+        logs.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)));
+      }
+      return searchJob(
+        logs.map((log) => ({ log, decoder: decoderFor(log) })),
+        { ...req, ...(fromDir !== undefined ? { fromDir } : {}) },
+        job,
+      );
+    },
   };
 }
