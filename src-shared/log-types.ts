@@ -223,6 +223,10 @@ export const batchRow = z.discriminatedUnion('kind', [
     /** Stored CRC (uint32). */
     crc: z.number().int().nonnegative(),
     crcValid: z.boolean(),
+    /** CRC computed over the batch's bytes (uint32; Kafka's "computed crc"), null when not computed. */
+    computedCrc: z.number().int().nonnegative().nullable(),
+    /** The algorithm of `crc`: CRC-32C for magic 2 (`DefaultRecordBatch`), CRC-32 for magic 0/1 (`LegacyRecord`). */
+    crcAlgorithm: z.enum(['CRC-32C', 'CRC-32']),
   }),
   z.object({
     kind: z.literal('damage'),
@@ -304,6 +308,12 @@ export const recordRow = z.object({
   producerEpoch: z.number().int(),
   partitionLeaderEpoch: z.number().int(),
   crcValid: z.boolean().nullable(),
+  /** The batch's stored CRC (uint32). */
+  crc: z.number().int().nonnegative(),
+  /** The CRC computed over the batch's bytes (uint32), null when not checked. */
+  computedCrc: z.number().int().nonnegative().nullable(),
+  /** CRC-32C for magic 2, CRC-32 for magic 0/1. */
+  crcAlgorithm: z.enum(['CRC-32C', 'CRC-32']),
   /** Set on control records (COMMIT/ABORT markers, KRaft control records): never data. */
   control: controlInfo.nullable(),
   /** Data of an aborted transaction (read_uncommitted shows it; read_committed never returns it). */

@@ -5,6 +5,7 @@
  *
  * Pure functions; no I/O.
  */
+import { crcAlgorithm } from '../../engine/format/crc.ts';
 import type { BatchEntry, DamageEntry } from '../../engine/format/log-reader.ts';
 import type { FetchedRecord, ReadProblem as EngineReadProblem } from '../../engine/log/fetch.ts';
 import type { HoleCause as EngineHoleCause, OffsetHole } from '../../engine/log/holes.ts';
@@ -57,6 +58,9 @@ export function recordRowOf(r: FetchedRecord, previewBytes: number): RecordRow {
     producerEpoch: r.producerEpoch,
     partitionLeaderEpoch: r.partitionLeaderEpoch,
     crcValid: r.crcValid ?? null,
+    crc: r.crc,
+    computedCrc: r.computedCrc ?? null,
+    crcAlgorithm: crcAlgorithm(r.magic),
     control: r.control ? { type: r.control.type, typeId: r.control.typeId, ...(r.control.coordinatorEpoch !== undefined ? { coordinatorEpoch: r.control.coordinatorEpoch } : {}) } : null,
     aborted: r.aborted === true,
   };
@@ -101,6 +105,8 @@ export function batchRowOf(e: BatchEntry | DamageEntry): BatchRow {
     deleteHorizon: h.hasDeleteHorizon,
     crc: h.crc >>> 0,
     crcValid: h.crcValid !== false,
+    computedCrc: h.computedCrc ?? null,
+    crcAlgorithm: crcAlgorithm(h.magic),
   };
 }
 

@@ -17,6 +17,10 @@ import { crc32c } from '../../../src-main/engine/format/crc.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
+import { createRequire } from 'node:module';
+
+/** kafkajs' CRC-32C (shares no code with the engine's). */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 
 const CALL = { readOnly: true };
 let server: ServerApi;
@@ -225,6 +229,27 @@ describe('log.partition and log.batches', () => {
     expect(p2.rows[1]).toMatchObject({ kind: 'damage', type: 'invalid-tail', size: 40, position: p2.fileSize - 40 });
     expect(p2.nextPosition).toBeNull();
     expect((await failure('log.batches', { dir, segment: '9' })).code).toBe('not-found');
+  });
+
+  it('a batch whose CRC fails: batch and record rows carry the stored and computed CRC and the algorithm (issue 13 finding 1)', async () => {
+    const d = await logDir('crc-fail');
+    const dir = buildPartition(d, { topic: 'c', segments: [{ batches: [singleAt(0), singleAt(1), singleAt(2)] }] });
+    const file = join(dir, '00000000000000000000.log');
+    const bytes = readFileSync(file);
+    const pos = 12 + bytes.readInt32BE(8); // the batch at offset 1
+    const size = 12 + bytes.readInt32BE(pos + 8);
+    bytes[pos + size - 2] ^= 0x01; // the last value byte ("v1" -> "v0")
+    writeFileSync(file, bytes);
+    const stored = bytes.readUInt32BE(pos + 17);
+    const computed = kjsCrc32C(bytes.subarray(pos + 21, pos + size)) >>> 0;
+    expect(computed).not.toBe(stored);
+    await call('log.open', { path: d });
+    const rows = (await call('log.batches', { dir, segment: '0' })).rows;
+    expect(rows[1]).toMatchObject({ kind: 'batch', position: pos, crcValid: false, crc: stored, computedCrc: computed, crcAlgorithm: 'CRC-32C' });
+    expect(rows[0]).toMatchObject({ crcValid: true, crcAlgorithm: 'CRC-32C', computedCrc: bytes.readUInt32BE(17) });
+    const recs = (await call('log.records', { dir })).rows.filter((r): r is RecordRow => r.kind === 'record');
+    expect(recs.map((r) => [r.offset, r.crcValid])).toEqual([['0', true], ['1', false], ['2', true]]);
+    expect(recs[1]).toMatchObject({ crc: stored, computedCrc: computed, crcAlgorithm: 'CRC-32C' });
   });
 });
 

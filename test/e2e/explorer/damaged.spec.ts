@@ -79,3 +79,28 @@ test('an offset past the log end is an inline note naming the log end offset, no
   await expect(page.getByTestId('error-notice')).toHaveCount(0);
   await page.screenshot({ path: `${SCREENSHOTS}/error-notice.png` });
 });
+
+test('a batch whose CRC fails: its record is shown flagged, the inspector and the batches view give the stored and computed CRC-32C (issue 13 finding 1)', async ({ page, bridge, crcDamaged }) => {
+  const kafkaText = `Record is corrupt (stored crc = ${crcDamaged.stored}, computed crc = ${crcDamaged.computed}; CRC-32C)`;
+  await openFolder(page, bridge.url, crcDamaged.logDir);
+  await selectPartition(page, 'refunds-0');
+  await page.getByTestId('tab-records').click();
+  const row = page.locator('[data-testid=record-row][data-offset="7"]');
+  await expect(row.getByTestId('flag')).toHaveText('CRC');
+  expect(await page.locator('[data-testid=record-row] [data-testid=flag]', { hasText: 'CRC' }).count()).toBe(1);
+  await row.click();
+  await expect(page.getByTestId('inspector-crc')).toHaveText(`MISMATCH: ${kafkaText}`);
+  await page.screenshot({ path: `${SCREENSHOTS}/crc-record-light.png` });
+  await page.getByTestId('tab-segments').click();
+  const bad = page.locator(`[data-testid=batch-row][data-position="${crcDamaged.position}"]`);
+  await expect(bad).toContainText('MISMATCH');
+  await expect(page.getByTestId('batch-crc-detail')).toContainText(`1 loaded batch fails the CRC. Offsets 7..7 at byte ${crcDamaged.position.toLocaleString('en-US')}: ${kafkaText}.`);
+  await page.screenshot({ path: `${SCREENSHOTS}/crc-batches-light.png` });
+  const toggle = page.getByTestId('theme-toggle');
+  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.screenshot({ path: `${SCREENSHOTS}/crc-batches-dark.png` });
+  await page.getByTestId('tab-records').click();
+  await row.click();
+  await page.screenshot({ path: `${SCREENSHOTS}/crc-record-dark.png` });
+});

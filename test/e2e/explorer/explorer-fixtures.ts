@@ -6,10 +6,13 @@
  * - `big`: the 5,000,000-record partition of `big-partition.ts`, generated once per worker into a
  *   temp dir and removed at the end;
  * - `damaged`: a partition with a truncated last batch and a missing offset index, built with the
- *   test log builder.
+ *   test log builder;
+ * - `crcDamaged`: a partition whose batch at offset 7 fails its CRC-32C (one value byte changed),
+ *   with the stored CRC and the one kafkajs computes (no code in common with the engine's).
  * Pages are 1600 × 900 ({@link VIEWPORT}), a common support-desk screen.
  */
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
@@ -37,6 +40,8 @@ export const HAVE_REAL_DATA = existsSync(REAL_DATA);
 interface ExplorerFixtures {
   /** A damaged partition: `<logDir>/payments-0` (truncated last batch, no .index). */
   damaged: { logDir: string; dir: string; cutAt: number };
+  /** `<logDir>/refunds-0`, offsets 0..19, the batch at offset 7 (at `position`) failing its CRC. */
+  crcDamaged: { logDir: string; dir: string; position: number; stored: number; computed: number };
 }
 
 interface WorkerFixtures {
@@ -64,7 +69,27 @@ export const test = base.extend<ExplorerFixtures, WorkerFixtures>({
     await use({ logDir, dir, cutAt: size - tail.length });
     rmSync(tmp, { recursive: true, force: true });
   },
+  crcDamaged: async ({}, use) => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-crc-')));
+    const logDir = join(tmp, 'kafka-logs');
+    const records = Array.from({ length: 20 }, (_, i) => rec(`refund-${i}`, `amount-${100 + i}`, 1_717_000_000_000 + i * 1000));
+    const dir = buildPartition(logDir, { topic: 'refunds', segments: [{ batches: singles(...records) }] }, { highWatermark: 20n, recoveryPoint: 20n, cleanShutdown: true });
+    const file = join(dir, '00000000000000000000.log');
+    const b = readFileSync(file);
+    let position = 0;
+    for (let i = 0; i < 7; i++) position += 12 + b.readInt32BE(position + 8);
+    const size = 12 + b.readInt32BE(position + 8);
+    b[position + size - 2] ^= 0x01; // the value's last digit: "amount-107" -> "amount-106"
+    writeFileSync(file, b);
+    const stored = b.readUInt32BE(position + 17);
+    const computed = kjsCrc32C(b.subarray(position + 21, position + size)) >>> 0;
+    await use({ logDir, dir, position, stored, computed });
+    rmSync(tmp, { recursive: true, force: true });
+  },
 });
+
+/** kafkajs' CRC-32C, an implementation independent of the engine's. */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 
 /** The page size of every explorer test (each spec file calls `test.use({ viewport: VIEWPORT })`). */
 export const VIEWPORT = { width: 1600, height: 900 };
