@@ -27,6 +27,7 @@ import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sql
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 import { labInfo, lessonOutcome, lessonStateWire } from './lessons-types.ts';
+import { choicesOfFolder, decodedRecord, decodeSide, formatChoices, formatInfo, formatName } from './decode-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -620,6 +621,39 @@ export const contract = {
     response: z.object({ outcome: lessonOutcome.nullable(), state: lessonStateWire }),
     write: false,
   }),
+
+  // decode.*: main's decode layer (issue 11) for the renderer and the bridge (handlers in
+  // src-main/api/decode/decode.ts). Choices are kept in the app's own settings, never in the opened
+  // folder, so none of them is a write method.
+  'decode.formats': call({
+    doc: 'Every format the decode layer knows (auto first), in the order auto breaks ties.',
+    request: z.strictObject({}),
+    response: z.object({ formats: z.array(formatInfo) }),
+    write: false,
+  }),
+  'decode.record': call({
+    doc: "One record's key and value decoded by main: the format used and why, the decoded JSON (int64 exact), the one-line text, the schema id/subject/version, or the typed reason it did not decode with the raw bytes. Absent formats: the topic's choice. Errors: `not-found` (no record at that offset), `offset-out-of-range`, `invalid-argument` (unknown format).",
+    request: z.strictObject({
+      dir: pathText,
+      offset: int64,
+      keyFormat: formatName.optional(),
+      valueFormat: formatName.optional(),
+    }),
+    response: decodedRecord,
+    write: false,
+  }),
+  'decode.choices': call({
+    doc: 'The format chosen per topic and per side (key/value) for the opened folder holding `path` (absent = auto), as persisted in the app settings.',
+    request: z.strictObject({ path: pathText }),
+    response: choicesOfFolder,
+    write: false,
+  }),
+  'decode.setChoice': call({
+    doc: "Chooses the format of a topic's keys or values in the opened folder holding `path` (`auto` removes the choice); persisted in the app settings per opened folder, used by the records table, the inspector and SQL. Unknown format: `invalid-argument`.",
+    request: z.strictObject({ path: pathText, topic: z.string().min(1).max(249), side: decodeSide, format: formatName }),
+    response: choicesOfFolder,
+    write: false,
+  }),
 } as const satisfies Record<string, MethodSpec>;
 
 /** The contract's type. */
@@ -689,8 +723,11 @@ export const sessionWriteModeEvent = z.object({ type: z.literal('session.writeMo
  */
 export const logChangedEvent = z.object({ type: z.literal('log.changed'), dirs: z.array(z.string()), reason: z.string().max(200) });
 
+/** The format choices of an opened folder changed (`decode.setChoice`): tables and the inspector decode again. */
+export const decodeChoicesEvent = z.object({ type: z.literal('decode.choices'), root: z.string(), choices: formatChoices });
+
 /** Any event the main process sends to the renderer. */
-export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent, sessionWriteModeEvent, logChangedEvent]);
+export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent, sessionWriteModeEvent, logChangedEvent, decodeChoicesEvent]);
 
 export type JobProgress = z.infer<typeof jobProgress>;
 export type JobSummary = z.infer<typeof jobSummary>;
@@ -699,6 +736,7 @@ export type JobEndEvent = z.infer<typeof jobEndEvent>;
 export type SessionOpenedEvent = z.infer<typeof sessionOpenedEvent>;
 export type SessionWriteModeEvent = z.infer<typeof sessionWriteModeEvent>;
 export type LogChangedEvent = z.infer<typeof logChangedEvent>;
+export type DecodeChoicesEvent = z.infer<typeof decodeChoicesEvent>;
 export type KlxEvent = z.infer<typeof klxEvent>;
 export type { ErrorInfo };
 

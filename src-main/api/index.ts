@@ -13,6 +13,7 @@
 import { homedir } from 'node:os';
 import { appHandlers } from './app/app.ts';
 import { cleanupHandlers } from './cleanup/cleanup.ts';
+import { decodeHandlers } from './decode/decode.ts';
 import { demoHandlers } from './demo/demo.ts';
 import { editHandlers } from './edit/edit.ts';
 import { createDispatch, type Dispatch } from './core/dispatch.ts';
@@ -26,6 +27,8 @@ import { logHandlers } from './log/log.ts';
 import { sessionHandlers } from './session/session.ts';
 import { sqlHandlers } from './sql/sql.ts';
 import { SessionState, type RecentStore } from './core/session-state.ts';
+import { configureDecodeChoices } from './core/folder-decoders.ts';
+import type { DecodeChoicesStore } from './core/decode-choices-store.ts';
 import type { ApiContext, Handlers } from './core/types.ts';
 
 /** Every contract method's handler, bound to `ctx`. */
@@ -42,6 +45,7 @@ export function createApi(ctx: ApiContext): Handlers {
     ...editHandlers(ctx),
     ...groupsHandlers(ctx),
     ...lessonsHandlers(ctx),
+    ...decodeHandlers(ctx),
   };
 }
 
@@ -55,6 +59,8 @@ export interface ServerApiOptions {
   /** Default: in memory. */
   recent?: RecentStore;
   jobs?: JobManagerOptions;
+  /** Where format choices are persisted per opened folder. Default: in memory. */
+  decodeChoices?: DecodeChoicesStore;
 }
 
 /** A context, its handlers and its dispatch. */
@@ -76,6 +82,7 @@ export function createServerApi(options: ServerApiOptions): ServerApi {
     jobs: new JobManager(events, options.jobs),
     session: new SessionState(events, options.recent),
   };
+  if (options.decodeChoices) configureDecodeChoices(ctx, options.decodeChoices);
   const handlers = createApi(ctx);
   return { ctx, handlers, dispatch: createDispatch(ctx, handlers) };
 }

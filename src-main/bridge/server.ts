@@ -26,6 +26,7 @@ import type { KlxEvent } from '../../src-shared/contract.ts';
 import type { ErrorInfo } from '../../src-shared/errors.ts';
 import { readPackageVersion } from '../api/app/app.ts';
 import { createServerApi, type ServerApi } from '../api/index.ts';
+import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
 import type { DispatchOptions } from '../api/core/dispatch.ts';
 import type { JobManagerOptions } from '../api/core/job-manager.ts';
 import { isInsideDir } from '../api/core/paths.ts';
@@ -63,6 +64,8 @@ export interface BridgeOptions {
   /** Default `os.homedir()` (for `fs.complete`'s `~`). */
   homeDir?: string;
   jobs?: JobManagerOptions;
+  /** The app's data folder, where format choices are kept per opened folder (`decode-choices.json`); default {@link appDataDir}. */
+  dataDir?: string;
 }
 
 /** A running bridge. */
@@ -138,6 +141,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     demoDir: options.demoDir,
     homeDir: options.homeDir,
     jobs: options.jobs,
+    decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(options.dataDir ?? appDataDir())),
   });
   const readOnly = options.readOnly;
   const unconfined: DispatchOptions = { readOnly };

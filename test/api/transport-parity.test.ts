@@ -152,6 +152,25 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
   'lessons.state': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
   'lessons.preview': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
   'lessons.run': [{ name: 'unknown lab', request: { labId: 'no-such-lab' } }],
+  'decode.formats': [
+    { name: 'valid', request: {} },
+    { name: 'unknown key', request: { extra: 1 } },
+  ],
+  'decode.record': [
+    { name: 'a record', request: { dir: orders, offset: '2' } },
+    { name: 'a chosen format', request: { dir: orders, offset: '2', valueFormat: 'hex' } },
+    { name: 'an offset in a hole', request: { dir: orders, offset: '1' } },
+    { name: 'an unknown format', request: { dir: orders, offset: '2', valueFormat: 'nope' } },
+  ],
+  'decode.choices': [
+    { name: 'a partition', request: { path: orders } },
+    { name: 'outside the opened folders', request: { path: tmp.dir } },
+  ],
+  // Only refused changes: a change would alter what the other rows decode.
+  'decode.setChoice': [
+    { name: 'an unknown format', request: { path: orders, topic: 'orders', side: 'value', format: 'nope' } },
+    { name: 'outside the opened folders', request: { path: tmp.dir, topic: 'orders', side: 'value', format: 'string' } },
+  ],
 };
 
 let bridge: Bridge;
@@ -166,7 +185,7 @@ beforeAll(async () => {
   mkdirSync(rendererDir);
   writeFileSync(join(rendererDir, 'index.html'), '<!doctype html><title>t</title>');
   buildPartition(logs, { topic: 'orders', segments: [{ batches: [...singles(rec('k0', 'a', 1000)), { baseOffset: 2n, records: [rec('k1', 'b', 2000)] }, ...singles(rec('k2', 'c', 3000))] }] });
-  bridge = await startBridge({ readOnly: false, roots: [], rendererDir, homeDir: tmp.dir, jobs: { progressIntervalMs: 0 } });
+  bridge = await startBridge({ readOnly: false, roots: [], rendererDir, homeDir: tmp.dir, dataDir: join(tmp.dir, 'app-data'), jobs: { progressIntervalMs: 0 } });
   events = await openEvents(bridge);
   await bridge.api.dispatch('session.open', { path: data }, bridge.dispatchOptions); // so demo.touch has an opened folder
   await bridge.api.dispatch('session.open', { path: logs }, bridge.dispatchOptions); // so the log.* rows have theirs
@@ -232,5 +251,10 @@ describe('every contract method gives the same answer over HTTP as through dispa
     expect(await ok('log.records', { dir: orders, from: '99' })).toMatchObject({ ok: false, error: { code: 'offset-out-of-range' } });
     expect(await jobEnd(await ok('log.countRecords', { dir: orders }), 'http')).toMatchObject({ ok: true, result: { records: 3, batches: 3, offsetSpan: '4' } });
     expect(await jobEnd(await ok('log.search', { dir: orders, text: 'B' }), 'http')).toMatchObject({ ok: true, result: { matches: [{ offset: '2', in: ['value'] }] } });
+    expect(await ok('decode.record', { dir: orders, offset: '2', valueFormat: 'hex' })).toMatchObject({ ok: true, result: { topic: 'orders', key: { choice: 'auto', format: 'string', text: 'k1' }, value: { choice: 'hex', format: 'hex', text: '62' } } });
+    expect(await ok('decode.record', { dir: orders, offset: '1' })).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    expect(await ok('decode.record', { dir: orders, offset: '2', valueFormat: 'nope' })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    expect(await ok('decode.setChoice', { path: orders, topic: 'orders', side: 'value', format: 'nope' })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    expect(await ok('decode.choices', { path: orders })).toMatchObject({ ok: true, result: { root: logs, choices: {} } });
   });
 });

@@ -12,9 +12,9 @@
  * pages with hole rows, record bytes, batch pages) and `log-jobs.ts` (count, holes, verify, search).
  */
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
-import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { isInsideDir } from '../core/paths.ts';
+import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
 import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
 import { logCacheOf } from '../core/log-cache.ts';
@@ -28,22 +28,8 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
   const cache = logCacheOf(ctx);
   /** The opened partition at `dir` (checked against the session's opened folders). */
   const partitionAt = async (dir: string, call: CallContext) => cache.partition(await ctx.session.resolve(dir, call));
-  /** One decoder per opened folder: its `_schemas` partitions read once, on the first records page. */
-  const decoders = new Map<string, RecordDecoder>();
-  const decoderFor = (log: PartitionLog): RecordDecoder => {
-    const root = ctx.session.opened().find((r) => isInsideDir(log.dir, r)) ?? log.dir;
-    let d = decoders.get(root);
-    if (!d) {
-      let schemas;
-      try {
-        schemas = schemasOf(openPath(root)).registry;
-      } catch {
-        schemas = undefined;
-      }
-      decoders.set(root, (d = new RecordDecoder({ schemas })));
-    }
-    return d;
-  };
+  /** One decoder per opened folder with its format choices (`api/core/folder-decoders.ts`). */
+  const decoders = folderDecodersOf(ctx);
 
   return {
     /** Opens the folder in the session, then every log directory under it. Errors: `not-found`, `not-a-log-dir`, `invalid-argument`. */
@@ -67,7 +53,7 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
 
     'log.records': async (req, call) => {
       const log = await partitionAt(req.dir, call);
-      return recordsPage(log, req, decoderFor(log));
+      return recordsPage(log, req, decoders.decoderFor(log.dir));
     },
 
     'log.recordValue': async (req, call) => recordValue(await partitionAt(req.dir, call), req),
@@ -102,7 +88,7 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
         logs.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)));
       }
       return searchJob(
-        logs.map((log) => ({ log, decoder: decoderFor(log) })),
+        logs.map((log) => ({ log, decoder: decoders.decoderFor(log.dir) })),
         { ...req, ...(fromDir !== undefined ? { fromDir } : {}) },
         job,
       );

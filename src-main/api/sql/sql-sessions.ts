@@ -15,6 +15,10 @@
  * {@link MAX_SQL_SESSIONS} sessions stay open (least recently used closed first), and a session
  * unused for {@link IDLE_CLOSE_MS} is closed (reopening it from the cache costs a cache check).
  *
+ * Decoded columns (`key_decoded`, `value_decoded`, ...) are built with the folder's format choices
+ * (`decode.setChoice`, persisted per folder); a change of choices (`decode.choices` event) makes the
+ * folder's session stale, and the table cache's fingerprint includes the choices.
+ *
  * Table sets live in the cache folder (`configureSql`, default the `klx query` cache:
  * `$XDG_CACHE_HOME/kafka-log-explorer`), never next to the logs: the user's folders are only read.
  * Exports (`sql.export`) are written to `<cache folder>/exports` and expire after an hour.
@@ -30,6 +34,8 @@ import { defaultCacheDir } from '../../engine/sql/table-cache.ts';
 import type { SqlOpenResult, SqlTable } from '../../../src-shared/sql-types.ts';
 import { SQL_TABLE_DOCS, SQL_TABLE_NAMES } from '../../../src-shared/sql-types.ts';
 import { isInsideDir } from '../core/paths.ts';
+import { folderDecodersOf } from '../core/folder-decoders.ts';
+import type { FormatChoices } from '../../engine/decode/format.ts';
 import type { ApiContext } from '../core/types.ts';
 
 /** Most sessions one context keeps open. */
@@ -45,6 +51,8 @@ const STAMP_MAX_ENTRIES = 200_000;
 export interface SqlConfig {
   /** Where table sets and exports are kept (default {@link defaultCacheDir}). */
   cacheDir: string;
+  /** The format choices of a folder (per topic and side) the decoded columns are built with; default none (auto). */
+  choicesOf?: (root: string) => FormatChoices;
 }
 
 /** What a session's tables are: the `sql.open` answer minus timing (computed once per session). */
@@ -249,6 +257,7 @@ export class SqlRegistry {
       const stamp = await folderStamp(root);
       const session = await SqlSession.open(root, {
         cacheDir: this.config.cacheDir,
+        decode: { choices: this.config.choicesOf?.(root) ?? {} },
         signal: controller.signal,
         onProgress: (p) => listeners.forEach((l) => l(p)),
       });
@@ -396,7 +405,8 @@ const registries = new WeakMap<ApiContext, SqlRegistry>();
 export function sqlRegistryOf(ctx: ApiContext): SqlRegistry {
   let r = registries.get(ctx);
   if (!r) {
-    r = new SqlRegistry({ cacheDir: defaultCacheDir() });
+    const decoders = folderDecodersOf(ctx);
+    r = new SqlRegistry({ cacheDir: defaultCacheDir(), choicesOf: (root) => decoders.choices(root) });
     registries.set(ctx, r);
   }
   return r;

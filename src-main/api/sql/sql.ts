@@ -38,6 +38,7 @@ export function sqlHandlers(ctx: ApiContext): DomainHandlers<'sql'> {
   const registry = sqlRegistryOf(ctx);
   ctx.events.subscribe((e) => {
     if (e.type === 'log.changed') registry.markChanged(e.dirs);
+    else if (e.type === 'decode.choices') registry.markChanged([e.root]);
   });
 
   /** The session of `path` for a job, with the build's progress reported as the job's. */
