@@ -58,6 +58,8 @@ export interface ByteSource {
   readonly path?: string;
   /** Returns up to `length` bytes starting at `position` (fewer at the end of the source). */
   read(position: number, length: number): Buffer;
+  /** Reads up to `into.length` bytes starting at `position` into `into`; returns the part filled. Optional. */
+  readInto?(into: Buffer, position: number): Buffer;
 }
 
 export interface ScanOptions {
@@ -79,6 +81,12 @@ export interface ScanOptions {
   maxEntryBytes?: number;
   /** The file named in errors (default: the source's path). */
   file?: string;
+  /**
+   * Read windows into two buffers used in turn instead of a new buffer per window (default false):
+   * no allocation per MiB read, but an entry's `bytes` (and its records' keys and values) are valid
+   * only until the entry after it is asked for. For walks that keep nothing of an entry.
+   */
+  reuseWindows?: boolean;
 }
 
 /** A {@link ByteSource} over an open file. */
@@ -92,15 +100,18 @@ export class FileSource implements ByteSource {
   }
 
   read(position: number, length: number): Buffer {
-    const n = Math.max(0, Math.min(length, this.size - position));
-    const buf = Buffer.allocUnsafe(n);
+    return this.readInto(Buffer.allocUnsafe(Math.max(0, Math.min(length, this.size - position))), position);
+  }
+
+  readInto(into: Buffer, position: number): Buffer {
+    const n = Math.max(0, Math.min(into.length, this.size - position));
     let done = 0;
     while (done < n) {
-      const got = readSync(this.fd, buf, done, n - done, position + done);
+      const got = readSync(this.fd, into, done, n - done, position + done);
       if (got === 0) break;
       done += got;
     }
-    return done === n ? buf : buf.subarray(0, done);
+    return into.subarray(0, done);
   }
 
   close(): void {
@@ -177,10 +188,21 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
   const file = opts.file ?? source.path;
   let win: Buffer = Buffer.alloc(0);
   let winStart = 0;
+  // With reuseWindows: two buffers used in turn, so the window before the current one (which the
+  // entry being checked may sit in) stays intact while the next one is read.
+  const spare: (Buffer | null)[] = opts.reuseWindows && source.readInto ? [null, null] : [];
+  let turn = 0;
   const ensure = (pos: number, len: number): number => {
     // Returns the offset of `pos` inside `win`, reading a new window if needed.
     if (pos < winStart || pos + len > winStart + win.length) {
-      win = source.read(pos, Math.max(chunk, len));
+      const want = Math.max(chunk, len);
+      if (spare.length === 2) {
+        const need = Math.max(len, Math.min(want, source.size - pos));
+        let b = spare[turn];
+        if (!b || b.length < need) b = spare[turn] = Buffer.allocUnsafe(need);
+        turn ^= 1;
+        win = source.readInto!(b, pos);
+      } else win = source.read(pos, want);
       winStart = pos;
     }
     return pos - winStart;

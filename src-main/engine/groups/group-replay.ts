@@ -140,7 +140,6 @@ export interface CommitSlot {
   groupId: string;
   topic: string;
   partition: number;
-  offsetKey: string;
   /** The entry last updated, valid while {@link epoch} equals the store's. */
   commit: PackedCommit | null;
   epoch: number;
@@ -148,19 +147,12 @@ export interface CommitSlot {
 
 const TWO32 = 4294967296n;
 
-/** Where a fast-path commit record is: its batch's base offset (shared) and its offset delta. */
-export class PackedPlace implements OffsetsRecordPlace {
-  offsetsPartition = 0;
-  file = '';
-  position = 0;
-  base = 0n;
-  delta = 0;
-  get offset(): bigint {
-    return this.base + BigInt(this.delta);
-  }
-}
-
-/** A committed offset kept by the fast path: int64 fields as int32 halves, made bigint when read. */
+/**
+ * A committed offset kept by the fast path: int64 fields as two signed int32 halves (small integers
+ * for V8: nothing is boxed per record) and the place of its record
+ * as plain fields (one object per committed partition, nothing per commit record), made bigint and
+ * {@link OffsetsRecordPlace} when read.
+ */
 export class PackedCommit implements CommittedOffset {
   offHi = 0;
   offLo = 0;
@@ -171,16 +163,29 @@ export class PackedCommit implements CommittedOffset {
   expireTimestamp: bigint | null = null;
   valueVersion = 0;
   readonly transactional = false;
-  readonly place = new PackedPlace();
+  /** `__consumer_offsets` partition of the record. */
+  placePartition = 0;
+  /** Segment `.log` of the record. */
+  placeFile = '';
+  /** Byte position of the record's batch. */
+  placePosition = 0;
+  /** The batch's base offset (shared by the batch's records). */
+  placeBase = 0n;
+  /** The record's offset delta in its batch. */
+  placeDelta = 0;
   constructor(
     readonly topic: string,
     readonly partition: number,
   ) {}
   get offset(): bigint {
-    return BigInt(this.offHi) * TWO32 + BigInt(this.offLo);
+    return BigInt(this.offHi) * TWO32 + BigInt(this.offLo >>> 0);
   }
   get commitTimestamp(): bigint {
-    return BigInt(this.tsHi) * TWO32 + BigInt(this.tsLo);
+    return BigInt(this.tsHi) * TWO32 + BigInt(this.tsLo >>> 0);
+  }
+  /** Where the winning commit record is (a new object on each read). */
+  get place(): OffsetsRecordPlace {
+    return { offsetsPartition: this.placePartition, file: this.placeFile, position: this.placePosition, offset: this.placeBase + BigInt(this.placeDelta) };
   }
 }
 
@@ -288,11 +293,12 @@ export class GroupStore {
     let c = slot.commit;
     if (c === null || slot.epoch !== this.epoch) {
       const g = this.group(slot.groupId, offsetsPartition);
-      const o = g.offsets.get(slot.offsetKey);
+      const k = offsetKey(slot.topic, slot.partition);
+      const o = g.offsets.get(k);
       if (o instanceof PackedCommit) c = o;
       else {
         c = new PackedCommit(slot.topic, slot.partition);
-        g.offsets.set(slot.offsetKey, c);
+        g.offsets.set(k, c);
       }
       slot.commit = c;
       slot.epoch = this.epoch;
@@ -305,12 +311,11 @@ export class GroupStore {
     c.tsLo = tsLo;
     c.expireTimestamp = expireTimestamp;
     c.valueVersion = valueVersion;
-    const pl = c.place;
-    pl.offsetsPartition = offsetsPartition;
-    pl.file = file;
-    pl.position = position;
-    pl.base = batchBaseOffset;
-    pl.delta = offsetDelta;
+    c.placePartition = offsetsPartition;
+    c.placeFile = file;
+    c.placePosition = position;
+    c.placeBase = batchBaseOffset;
+    c.placeDelta = offsetDelta;
   }
 
   private putOffset(groupId: string, topic: string, partition: number, commit: CommittedOffset | null, offsetsPartition: number): void {

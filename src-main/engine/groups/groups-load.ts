@@ -112,18 +112,25 @@ export async function loadGroups(logs: readonly PartitionLog[], opts: LoadGroups
   return { store, offsetsTopic: { numPartitions, numPartitionsAssumed: assumed, present, absent }, offsetsLogs: new Map(offsetsLogs.map((l) => [l.partition, l])), partitions, replicasIgnored: ignored, bytesRead };
 }
 
-/** A distinct key met in a partition: its bytes, decoded key and, for offset commits, its slot. */
-interface KeyEntry {
-  bytes: Uint8Array;
-  key: ConsumerOffsetsKey;
-  slot: CommitSlot | null;
-  next: KeyEntry | null;
-}
-
-/** Distinct keys by an FNV-1a hash of their bytes (no string is made per record). */
-class KeyCache {
-  private readonly table = new Map<number, KeyEntry>();
+/**
+ * The distinct keys met in a partition, without an object per key: their bytes in one growing arena,
+ * found by an FNV-1a hash through chained int32 arrays; per key its {@link CommitSlot} (offset
+ * commits) and its decoded key (decoded when first needed). A group commits the same keys over and
+ * over, so after the first round every record is found here without decoding its key.
+ */
+class KeyTable {
   size = 0;
+  private heads = new Int32Array(4096).fill(-1);
+  private nexts = new Int32Array(4096);
+  private hashes = new Int32Array(4096);
+  private starts = new Int32Array(4096);
+  private lens = new Int32Array(4096);
+  private arena = new Uint8Array(1 << 18);
+  private used = 0;
+  /** Slot of key i (offset commits), else null. */
+  readonly slots: (CommitSlot | null)[] = [];
+  /** Decoded key i, once needed. */
+  readonly keys: (ConsumerOffsetsKey | null)[] = [];
 
   /** FNV-1a of `b[from, to)`. */
   static hash(b: Uint8Array, from: number, to: number): number {
@@ -132,33 +139,76 @@ class KeyCache {
     return h;
   }
 
-  get(b: Uint8Array, h: number): KeyEntry | null {
-    return this.getAt(b, 0, b.length, h);
+  /**
+   * True when key `i` is the bytes `d[at, at + n)`. The replay first tries the key after the one last
+   * met: a group's commit requests list the same partitions in the same order, round after round.
+   */
+  is(i: number, d: Uint8Array, at: number, n: number): boolean {
+    if (i >= this.size || this.lens[i] !== n) return false;
+    const arena = this.arena;
+    const s = this.starts[i]!;
+    for (let j = 0; j < n; j++) if (arena[s + j] !== d[at + j]) return false;
+    return true;
   }
 
-  /** The entry of the key `d[at, at + n)`. */
-  getAt(d: Uint8Array, at: number, n: number, h: number): KeyEntry | null {
-    for (let e = this.table.get(h) ?? null; e !== null; e = e.next) if (sameBytesAt(e.bytes, d, at, n)) return e;
-    return null;
-  }
-
-  add(b: Uint8Array, h: number, key: ConsumerOffsetsKey): KeyEntry {
-    let slot: CommitSlot | null = null;
-    if (key.recordType === 'OffsetCommit') {
-      const d = key.data as { group: string; topic: string; partition: number };
-      slot = { groupId: d.group, topic: d.topic, partition: d.partition, offsetKey: offsetKey(d.topic, d.partition), commit: null, epoch: -1 };
+  /** Index of the key `d[at, at + n)` with hash `h`, or −1. */
+  find(d: Uint8Array, at: number, n: number, h: number): number {
+    const arena = this.arena;
+    for (let i = this.heads[h & (this.heads.length - 1)]!; i >= 0; i = this.nexts[i]!) {
+      if (this.hashes[i] !== h || this.lens[i] !== n) continue;
+      const s = this.starts[i]!;
+      let j = 0;
+      while (j < n && arena[s + j] === d[at + j]) j++;
+      if (j === n) return i;
     }
-    const e: KeyEntry = { bytes: new Uint8Array(b), key, slot, next: this.table.get(h) ?? null };
-    this.table.set(h, e);
-    this.size++;
-    return e;
+    return -1;
   }
-}
 
-function sameBytesAt(a: Uint8Array, d: Uint8Array, at: number, n: number): boolean {
-  if (a.length !== n) return false;
-  for (let i = 0; i < n; i++) if (a[i] !== d[at + i]) return false;
-  return true;
+  /** Adds the key `d[at, at + n)` (not present) with its slot; returns its index. */
+  add(d: Uint8Array, at: number, n: number, h: number, slot: CommitSlot | null, key: ConsumerOffsetsKey | null): number {
+    const i = this.size++;
+    if (i === this.nexts.length) this.grow();
+    if (this.used + n > this.arena.length) {
+      const a = new Uint8Array(Math.max(this.arena.length * 2, this.used + n));
+      a.set(this.arena.subarray(0, this.used));
+      this.arena = a;
+    }
+    this.arena.set(d.subarray(at, at + n), this.used);
+    this.starts[i] = this.used;
+    this.lens[i] = n;
+    this.used += n;
+    this.hashes[i] = h;
+    const b = h & (this.heads.length - 1);
+    this.nexts[i] = this.heads[b]!;
+    this.heads[b] = i;
+    this.slots.push(slot);
+    this.keys.push(key);
+    return i;
+  }
+
+  /** A copy of key i's bytes. */
+  bytes(i: number): Uint8Array {
+    return this.arena.slice(this.starts[i]!, this.starts[i]! + this.lens[i]!);
+  }
+
+  private grow(): void {
+    const cap = this.nexts.length * 2;
+    const widen = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const w = new Int32Array(cap);
+      w.set(a);
+      return w;
+    };
+    this.nexts = widen(this.nexts);
+    this.hashes = widen(this.hashes);
+    this.starts = widen(this.starts);
+    this.lens = widen(this.lens);
+    this.heads = new Int32Array(cap).fill(-1);
+    for (let i = 0; i < this.size - 1; i++) {
+      const b = this.hashes[i]! & (cap - 1);
+      this.nexts[i] = this.heads[b]!;
+      this.heads[b] = i;
+    }
+  }
 }
 
 /** Bytes of a key cache before it is emptied (bounded memory on hostile data with ever-new keys). */
@@ -169,8 +219,9 @@ async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pace
   const p = log.partition;
   const logStart = log.logStartOffset;
   let bytes = 0;
-  const ctx: ReplayContext = { store, p, keys: new KeyCache(), dv: null };
-  for (const e of walkLog(log)) {
+  const ctx: ReplayContext = { store, p, keys: new KeyTable(), lastKey: -1, dv: null, lastGroupAt: -1, lastGroupLen: 0, lastGroupBuf: null, lastGroup: '', lastTopicAt: -1, lastTopicLen: 0, lastTopicBuf: null, lastTopic: '' };
+  // Nothing of an entry is kept past it (keys are copied into the key table): read windows are reused.
+  for (const e of walkLog(log, { reuseWindows: true })) {
     if (e.type === 'segment') continue;
     if (e.type !== 'batch') {
       // zero-filled tails (preallocated or crashed) are what a broker truncates on recovery: not a problem of the groups
@@ -214,25 +265,101 @@ interface ReplayContext {
   store: GroupStore;
   /** The `__consumer_offsets` partition. */
   p: number;
-  /** One decoded key per distinct key bytes: a group commits the same keys over and over. */
-  keys: KeyCache;
+  /** The distinct keys of the partition: a group commits the same keys over and over. */
+  keys: KeyTable;
+  /** Index of the key of the last record met (−1: none). */
+  lastKey: number;
   /** A DataView over the last buffer read from. */
   dv: DataView | null;
+  /** The last group id and topic read from key bytes, with where their bytes were: records of one commit request share them. */
+  lastGroupBuf: Uint8Array | null;
+  lastGroupAt: number;
+  lastGroupLen: number;
+  lastGroup: string;
+  lastTopicBuf: Uint8Array | null;
+  lastTopicAt: number;
+  lastTopicLen: number;
+  lastTopic: string;
 }
 
-/** The cache entry of a key (decoded on first sight), or null when it does not decode (reported). */
-function entryOf(ctx: ReplayContext, keyBytes: Uint8Array, hash: number, recordOffset: bigint, file: string, position: number): KeyEntry | null {
-  const hit = ctx.keys.get(keyBytes, hash);
-  if (hit !== null) return hit;
+/** Index in the key table of the key `d[at, at + n)` (added on first sight), or −1 when it does not decode (reported). */
+function keyIndexOf(ctx: ReplayContext, d: Uint8Array, at: number, n: number, hash: number, batchBase: bigint, offsetDelta: number, file: string, position: number): number {
+  const hit = ctx.keys.find(d, at, n, hash);
+  if (hit >= 0) return hit;
+  if (ctx.keys.size >= KEY_CACHE_MAX) {
+    ctx.keys = new KeyTable();
+    ctx.lastKey = -1;
+  }
+  const slot = commitSlotOf(ctx, d, at, n);
+  if (slot !== null) return ctx.keys.add(d, at, n, hash, slot, null);
   let key: ConsumerOffsetsKey;
   try {
-    key = decodeConsumerOffsetsKey(keyBytes);
+    key = decodeConsumerOffsetsKey(d.subarray(at, at + n));
   } catch (err) {
-    ctx.store.problem({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: `key: ${reasonOf(err)}` });
+    ctx.store.problem({ offsetsPartition: ctx.p, file, position, offset: batchBase + BigInt(offsetDelta), groupId: null, reason: `key: ${reasonOf(err)}` });
+    return -1;
+  }
+  let s: CommitSlot | null = null;
+  if (key.recordType === 'OffsetCommit') {
+    const k = key.data as { group: string; topic: string; partition: number };
+    s = { groupId: k.group, topic: k.topic, partition: k.partition, commit: null, epoch: -1 };
+  }
+  return ctx.keys.add(d, at, n, hash, s, key);
+}
+
+/** The decoded key of table entry `i` (decoded from its bytes when first needed; it decoded once already). */
+function decodedKey(ctx: ReplayContext, i: number): ConsumerOffsetsKey {
+  let k: ConsumerOffsetsKey | null | undefined = ctx.keys.keys[i];
+  if (k === null || k === undefined) {
+    const s = ctx.keys.slots[i];
+    k = s ? ({ type: ctx.keys.bytes(i)[1]!, recordType: 'OffsetCommit', data: { group: s.groupId, topic: s.topic, partition: s.partition } } as ConsumerOffsetsKey) : decodeConsumerOffsetsKey(ctx.keys.bytes(i));
+    ctx.keys.keys[i] = k;
+  }
+  return k;
+}
+
+/**
+ * An OffsetCommitKey v0/v1 (`int16 version, string group, string topic, int32 partition`, exactly)
+ * read in place, with the group id and topic strings of the previous key reused when their bytes are
+ * the same; null when the bytes are not one (the checked decoder then names the problem).
+ */
+function commitSlotOf(ctx: ReplayContext, d: Uint8Array, at: number, n: number): CommitSlot | null {
+  if (n < 10 || d[at] !== 0 || (d[at + 1] !== 0 && d[at + 1] !== 1)) return null;
+  const gl = (d[at + 2]! << 8) | d[at + 3]!;
+  if (gl > 0x7fff || 4 + gl + 2 > n) return null;
+  const tAt = at + 4 + gl;
+  const tl = (d[tAt]! << 8) | d[tAt + 1]!;
+  if (tl > 0x7fff || 4 + gl + 2 + tl + 4 !== n) return null;
+  let group: string;
+  let topic: string;
+  try {
+    if (ctx.lastGroupBuf !== null && ctx.lastGroupLen === gl && sameBytes(ctx.lastGroupBuf, ctx.lastGroupAt, d, at + 4, gl)) group = ctx.lastGroup;
+    else {
+      group = utf8.decode(d.subarray(at + 4, at + 4 + gl));
+      ctx.lastGroupBuf = d;
+      ctx.lastGroupAt = at + 4;
+      ctx.lastGroupLen = gl;
+      ctx.lastGroup = group;
+    }
+    if (ctx.lastTopicBuf !== null && ctx.lastTopicLen === tl && sameBytes(ctx.lastTopicBuf, ctx.lastTopicAt, d, tAt + 2, tl)) topic = ctx.lastTopic;
+    else {
+      topic = utf8.decode(d.subarray(tAt + 2, tAt + 2 + tl));
+      ctx.lastTopicBuf = d;
+      ctx.lastTopicAt = tAt + 2;
+      ctx.lastTopicLen = tl;
+      ctx.lastTopic = topic;
+    }
+  } catch {
     return null;
   }
-  if (ctx.keys.size >= KEY_CACHE_MAX) ctx.keys = new KeyCache();
-  return ctx.keys.add(keyBytes, hash, key);
+  const pAt = tAt + 2 + tl;
+  const partition = (d[pAt]! << 24) | (d[pAt + 1]! << 16) | (d[pAt + 2]! << 8) | d[pAt + 3]!;
+  return { groupId: group, topic, partition, commit: null, epoch: -1 };
+}
+
+function sameBytes(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[aAt + i] !== b[bAt + i]) return false;
+  return true;
 }
 
 /** Applies one record (any type) to the store. */
@@ -242,9 +369,14 @@ function applyRecord(ctx: ReplayContext, keyBytes: Uint8Array | null, valueBytes
     store.problem({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: 'record without a key (every __consumer_offsets record has one)' });
     return;
   }
-  const entry = entryOf(ctx, keyBytes, KeyCache.hash(keyBytes, 0, keyBytes.length), recordOffset, file, position);
-  if (entry === null) return;
-  const key = entry.key;
+  const i = keyIndexOf(ctx, keyBytes, 0, keyBytes.length, KeyTable.hash(keyBytes, 0, keyBytes.length), recordOffset, 0, file, position);
+  if (i < 0) return;
+  applyKeyed(ctx, decodedKey(ctx, i), valueBytes, recordOffset, file, position, producerId);
+}
+
+/** Applies one record whose key decoded. */
+function applyKeyed(ctx: ReplayContext, key: ConsumerOffsetsKey, valueBytes: Uint8Array | null, recordOffset: bigint, file: string, position: number, producerId: bigint | null): void {
+  const store = ctx.store;
   const place = { offsetsPartition: ctx.p, file, position, offset: recordOffset };
   if (key.recordType === 'Unknown') {
     store.problem({ ...place, groupId: null, reason: `key version (record type) ${key.type} is not one this tool or Kafka's coordinators know; the record is skipped, as Kafka's coordinator skips unknown record types` });
@@ -347,19 +479,24 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
     }
     if (pos !== end) return framingFailed(ctx, e, file, i);
 
-    if (keyLen >= 0 && producerId === null && valueLen >= 2) {
-      const hash = KeyCache.hash(d, keyAt, keyAt + keyLen);
-      const entry = ctx.keys.getAt(d, keyAt, keyLen, hash);
-      // fast path: a plain offset commit with a non-flexible value (v0–v3)
-      if (entry !== null && entry.slot !== null && d[valueAt] === 0 && d[valueAt + 1]! <= 3) {
-        const v = readCommitValue(dv, d, at0 + valueAt, valueAt, valueLen);
-        if (v !== null) {
-          store.putCommitFast(entry.slot, v.offHi, v.offLo, v.leaderEpoch, v.metadata, v.tsHi, v.tsLo, v.expireTimestamp, d[valueAt + 1]!, file, position, base, offsetDelta, ctx.p);
-          continue;
-        }
+    if (keyLen < 0) {
+      applyRecord(ctx, null, null, base + BigInt(offsetDelta), file, position, producerId);
+      continue;
+    }
+    const guess = ctx.lastKey + 1;
+    const ki = ctx.keys.is(guess, d, keyAt, keyLen) ? guess : keyIndexOf(ctx, d, keyAt, keyLen, KeyTable.hash(d, keyAt, keyAt + keyLen), base, offsetDelta, file, position);
+    if (ki < 0) continue;
+    ctx.lastKey = ki;
+    const slot = ctx.keys.slots[ki]!;
+    // fast path: a plain offset commit with a non-flexible value (v0–v3)
+    if (slot !== null && producerId === null && valueLen >= 2 && d[valueAt] === 0 && d[valueAt + 1]! <= 3) {
+      const v = readCommitValue(dv, d, at0 + valueAt, valueAt, valueLen);
+      if (v !== null) {
+        store.putCommitFast(slot, v.offHi, v.offLo, v.leaderEpoch, v.metadata, v.tsHi, v.tsLo, v.expireTimestamp, d[valueAt + 1]!, file, position, base, offsetDelta, ctx.p);
+        continue;
       }
     }
-    applyRecord(ctx, keyLen < 0 ? null : d.subarray(keyAt, keyAt + keyLen), valueLen < 0 ? null : d.subarray(valueAt, valueAt + valueLen), base + BigInt(offsetDelta), file, position, producerId);
+    applyKeyed(ctx, decodedKey(ctx, ki), valueLen < 0 ? null : d.subarray(valueAt, valueAt + valueLen), base + BigInt(offsetDelta), file, position, producerId);
   }
   if (pos !== len) return framingFailed(ctx, e, file, count);
   return true;
@@ -394,7 +531,7 @@ function readCommitValue(dv: DataView, d: Uint8Array, abs: number, from: number,
   let pos = 2;
   if (pos + 8 > n) return null;
   const offHi = dv.getInt32(abs + pos);
-  const offLo = dv.getUint32(abs + pos + 4);
+  const offLo = dv.getInt32(abs + pos + 4);
   pos += 8;
   let leaderEpoch = -1;
   if (version >= 3) {
@@ -417,7 +554,7 @@ function readCommitValue(dv: DataView, d: Uint8Array, abs: number, from: number,
   }
   if (pos + 8 > n) return null;
   const tsHi = dv.getInt32(abs + pos);
-  const tsLo = dv.getUint32(abs + pos + 4);
+  const tsLo = dv.getInt32(abs + pos + 4);
   pos += 8;
   let expireTimestamp: bigint | null = null;
   if (version === 1) {

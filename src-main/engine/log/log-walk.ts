@@ -130,10 +130,12 @@ const baseOffsetOf = (s: LogSegment): bigint => s.baseOffset;
  * segment is read from position 0.
  * @param opts.verifyCrc check batch CRCs (default true: without it a batch cut short in the middle of a
  *   file reads as a batch with a garbage header instead of as damage).
+ * @param opts.reuseWindows read into two reused buffers (see `ScanOptions.reuseWindows`): an entry's
+ *   bytes are then valid only until the next entry is asked for.
  * @yields a `segment` event at the start of each segment, then its batches and damage, in file order.
  * @throws KlxError `not-found` / `io-error` when a `.log` cannot be read.
  */
-export function* walkLog(log: PartitionLog, opts: { fromOffset?: bigint; verifyCrc?: boolean } = {}): Generator<WalkEvent> {
+export function* walkLog(log: PartitionLog, opts: { fromOffset?: bigint; verifyCrc?: boolean; reuseWindows?: boolean } = {}): Generator<WalkEvent> {
   const segs = log.segments;
   const first = opts.fromOffset === undefined ? 0 : segmentIndexFor(log, opts.fromOffset);
   for (let i = first; i < segs.length; i++) {
@@ -153,12 +155,12 @@ export function* walkLog(log: PartitionLog, opts: { fromOffset?: bigint; verifyC
  * crash), reads the segment from position 0 instead.
  * @throws KlxError `not-found` / `io-error` when the `.log` cannot be read.
  */
-export function* scanSegmentFrom(segment: LogSegment, start: number, opts: { verifyCrc?: boolean; end?: number } = {}): Generator<LogEntry> {
+export function* scanSegmentFrom(segment: LogSegment, start: number, opts: { verifyCrc?: boolean; end?: number; reuseWindows?: boolean } = {}): Generator<LogEntry> {
   let from = start;
   for (;;) {
     let firstEntry = true;
     let restart = false;
-    for (const e of segment.scan({ start: from, end: opts.end, verifyCrc: opts.verifyCrc ?? true })) {
+    for (const e of segment.scan({ start: from, end: opts.end, verifyCrc: opts.verifyCrc ?? true, reuseWindows: opts.reuseWindows })) {
       if (firstEntry && from > 0 && e.type !== 'batch') {
         restart = true;
         break;

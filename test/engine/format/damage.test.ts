@@ -126,3 +126,26 @@ describe('damaged logs', () => {
     expect(() => [...scanLogFile('/nonexistent/00000000000000000000.log')]).toThrowError(expect.objectContaining({ code: 'not-found', file: '/nonexistent/00000000000000000000.log' }));
   });
 });
+
+describe('reuseWindows: two read buffers used in turn give the same walk', () => {
+  const bs = batches(12);
+  const pos = positions(bs);
+  // A flipped byte (crcValid false, followed by a valid batch) and a batch cut in half (resync),
+  // read in windows smaller than a batch so nearly every entry reads a new window.
+  const flipped = Buffer.from(bs[3]!);
+  flipped[70] ^= 0x01;
+  const half = Math.floor(bs[7]!.length / 2);
+  const file = join(mkdtempSync(join(tmpdir(), 'klx-reuse-')), '00000000000000000000.log');
+  writeFileSync(file, Buffer.concat([...bs.slice(0, 3), flipped, ...bs.slice(4, 7), bs[7]!.subarray(0, half), ...bs.slice(8)]));
+
+  it.each([64, 200, 1 << 20])('chunk %i bytes: same entries, and each entry’s bytes intact when it is yielded', (chunkSize) => {
+    const plain = [...scanLogFile(file, { chunkSize })].map((e) => ({ s: summary([e])[0], bytes: e.type === 'batch' ? Buffer.from(e.bytes).toString('hex') : null }));
+    const reused: { s: string | undefined; bytes: string | null }[] = [];
+    for (const e of scanLogFile(file, { chunkSize, reuseWindows: true })) reused.push({ s: summary([e])[0], bytes: e.type === 'batch' ? Buffer.from(e.bytes).toString('hex') : null });
+    expect(reused).toEqual(plain);
+    expect(plain.map((x) => x.s)).toEqual([...[0, 1, 2].map((i) => `batch@${pos[i]}:${i * 3}:true`), `batch@${pos[3]}:9:false`, ...[4, 5, 6].map((i) => `batch@${pos[i]}:${i * 3}:true`), `corrupt-region@${pos[7]}+${half}:crc-mismatch`, ...[8, 9, 10, 11].map((i) => `batch@${pos[i]! - bs[7]!.length + half}:${i * 3}:true`)]);
+    // the batch bytes are the encoder's own
+    expect(reused[0]!.bytes).toBe(bs[0]!.toString('hex'));
+    expect(reused[11]!.bytes).toBe(bs[11]!.toString('hex'));
+  });
+});

@@ -14,8 +14,8 @@ import { loadGroups, type LoadedGroups } from '../../../src-main/engine/groups/g
 import { javaStringHashCode, offsetsPartitionFor } from '../../../src-main/engine/groups/offsets-topic.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { parseJsonExact, toJsonText } from '../../../src-main/engine/decode/json-text.ts';
-import { buildGroupsScenario, DAY, GROUP_IN_ABSENT_PARTITION, SCENARIO_EXPECTED, SCENARIO_NOW, T0 } from '../../support/groups-scenario.ts';
-import { tempDir } from '../../support/log-builder.ts';
+import { buildGroupsScenario, DAY, encodeOffsetsRecords, GROUP_IN_ABSENT_PARTITION, SCENARIO_EXPECTED, SCENARIO_NOW, T0, type OffsetsRecordSpec } from '../../support/groups-scenario.ts';
+import { buildPartition, tempDir } from '../../support/log-builder.ts';
 import { describeRealData, expectedBatches, REAL_DATA, REPO_ROOT } from '../../support/real-data.ts';
 
 const load = (dir: string, opts = {}) => loadGroups(allPartitions(openPath(dir)).map((p) => p.log), opts);
@@ -184,5 +184,28 @@ describeRealData('the real data sets list their groups with the offsets an indep
     const d = await describeGroups(await load(join(REAL_DATA, 'cp-5.1-lz4-connect')), { group: '_confluent-controlcenter-5-1-2-1', now: 1_700_000_000_000n });
     const r = d.offsets.find((x) => x.topic === '_confluent-monitoring' && x.partition === 0)!;
     expect(r).toMatchObject({ committedOffset: 10n, logStartOffset: 14n, logEndOffset: 14n, diagnosis: 'below-log-start', lag: 4n, recordLag: 0, nextOffset: 14n });
+  });
+});
+
+describe('the replay fast path (keys read in place, found again by position or hash)', () => {
+  it('keeps groups and topics apart when keys of the same length interleave, repeat out of order, are tombstoned and carry non-ASCII names', async () => {
+    const dir = tempDir('klx-groups-fast-');
+    const c = (group: string, topic: string, partition: number, offset: number, version = 3): OffsetsRecordSpec => ({ type: 1, key: { group, topic, partition }, version, value: { offset, ...(version >= 3 ? { leaderEpoch: 2 } : {}), metadata: version === 2 ? 'm€' : '', commitTimestamp: T0 + offset, ...(version === 1 ? { expireTimestamp: -1 } : {}) } });
+    const round1 = [c('ga', 'ta', 0, 10), c('gb', 'ta', 0, 20), c('ga', 'tb', 1, 30), c('gb', 'tb', 1, 40), c('gé', 'ta', 0, 50, 2), c('ga', 'ta', 1, 60, 1)];
+    // round 2 in another order, and one key tombstoned; round 3 commits the tombstoned key again
+    const round2 = [c('gb', 'tb', 1, 41), c('ga', 'ta', 0, 11), { type: 1, key: { group: 'gb', topic: 'ta', partition: 0 }, value: null }, c('gé', 'ta', 0, 51, 2), c('ga', 'tb', 1, 31, 0)];
+    const round3 = [c('ga', 'ta', 1, 61), c('gb', 'ta', 0, 22)];
+    const batches = [round1, round2, round3].map((specs) => ({ records: encodeOffsetsRecords(specs).map((e) => ({ key: Buffer.from(e.keyBase64, 'base64'), value: e.valueBase64 === null ? null : Buffer.from(e.valueBase64, 'base64'), timestamp: BigInt(T0) })) }));
+    buildPartition(dir, { topic: '__consumer_offsets', partition: 0, segments: [{ batches }] });
+    const loaded = await load(dir, { offsetsTopicPartitions: 1 });
+    const got = Object.fromEntries(
+      [...loaded.store.groups.values()].map((g) => [g.groupId, Object.fromEntries([...g.offsets.values()].map((o) => [`${o.topic}-${o.partition}`, { offset: Number(o.offset), ts: Number(o.commitTimestamp) - T0, v: o.valueVersion, epoch: o.leaderEpoch, metadata: o.metadata, at: Number(o.place.offset) }]))]),
+    );
+    expect(got).toEqual({
+      ga: { 'ta-0': { offset: 11, ts: 11, v: 3, epoch: 2, metadata: '', at: 7 }, 'tb-1': { offset: 31, ts: 31, v: 0, epoch: null, metadata: '', at: 10 }, 'ta-1': { offset: 61, ts: 61, v: 3, epoch: 2, metadata: '', at: 11 } },
+      gb: { 'tb-1': { offset: 41, ts: 41, v: 3, epoch: 2, metadata: '', at: 6 }, 'ta-0': { offset: 22, ts: 22, v: 3, epoch: 2, metadata: '', at: 12 } },
+      'gé': { 'ta-0': { offset: 51, ts: 51, v: 2, epoch: null, metadata: 'm€', at: 9 } },
+    });
+    expect(loaded.store.counts).toMatchObject({ records: 13, tombstones: 1, offsetCommits: 13 });
   });
 });
