@@ -5,7 +5,6 @@
  * decoder and CRC-32C (no code shared with ours); `.txnindex` and `.snapshot` bytes are laid out
  * here by hand from the format description, with CRC-32C computed by kafkajs.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { PartitionLog } from '../../src-main/engine/log/partition-log.ts';
 import { verifyPartition } from '../../src-main/engine/log/verify.ts';
 import { fetch } from '../../src-main/engine/log/fetch.ts';
 import { tempDir } from '../support/log-builder.ts';
-import { REPO_ROOT } from '../support/real-data.ts';
+import { klx } from '../support/klx-cli.ts';
 
 const require = createRequire(import.meta.url);
 const Decoder = require('kafkajs/src/protocol/decoder') as new (b: Buffer) => unknown;
@@ -35,10 +34,6 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 /** Splits a `.log` by the length field and decodes each batch with kafkajs; checks each CRC-32C independently. */
 async function batches(log: string) {

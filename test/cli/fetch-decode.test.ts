@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../src-main/engine/decode/json-text.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../engine/decode/schema-fixtures.ts';
-import { REPO_ROOT } from '../support/real-data.ts';
+import { klx } from '../support/klx-cli.ts';
 
 let fx: SchemaFixtures;
 beforeAll(() => {
@@ -11,9 +10,6 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => fx?.cleanup());
 
-function klx(...args: string[]) {
-  return spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8' });
-}
 
 describe('klx fetch decodes keys and values (bodies from python3-avro, _schemas beside the partition)', () => {
   it('--json gains keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError; int64 exact', () => {

@@ -5,19 +5,14 @@
  * start). Each diagnosis comes out of `--json`, with expiry against `--now`, KIP-848 members and a
  * tombstoned offset.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { offsetsPartitionFor } from '../../src-main/engine/groups/offsets-topic.ts';
 import { encodeOffsetsRecords, type OffsetsRecordSpec } from '../support/groups-scenario.ts';
 import { tempDir } from '../support/log-builder.ts';
-import { REPO_ROOT } from '../support/real-data.ts';
+import { klx } from '../support/klx-cli.ts';
 
-function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 function ok(...args: string[]): string {
   const r = klx(...args);
   if (r.status !== 0) throw new Error(`klx ${args.join(' ')} failed (${r.status}): ${r.stderr}`);

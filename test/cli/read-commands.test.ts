@@ -3,18 +3,14 @@
  * on built partition folders and on real broker-written data: NDJSON shapes, int64 beyond 2^53 as
  * strings, isolation levels, budgets, exit codes and messages for bad folders and arguments.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeControlKey, encodeEndTxnMarkerValue } from '../../src-main/engine/format/control.ts';
 import { buildPartition, rec, singles, tempDir, type BatchInput } from '../support/log-builder.ts';
-import { describeRealData, REAL_DATA, REPO_ROOT } from '../support/real-data.ts';
+import { describeRealData, REAL_DATA } from '../support/real-data.ts';
+import { klx } from '../support/klx-cli.ts';
 
-function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 const lines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

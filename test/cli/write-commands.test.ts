@@ -11,17 +11,13 @@ import { scanLogFile } from '../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../src-main/engine/format/record-batch.ts';
 import { PartitionWriter } from '../../src-main/engine/log/partition-writer.ts';
 import { tempDir } from '../support/log-builder.ts';
-import { REPO_ROOT } from '../support/real-data.ts';
+import { klx } from '../support/klx-cli.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 function records(log: string): { offset: bigint; key: Buffer | null; value: string | null; ts: bigint; headers: [string, string | null][] }[] {
   return [...scanLogFile(log, { deep: true })].flatMap((e) =>

@@ -96,3 +96,20 @@ export function buildPartition(logDir: string, input: PartitionInput, cp: Checkp
   if (cp.cleanShutdown) writeFileSync(join(logDir, '.kafka_cleanshutdown'), '{"version":0,"brokerEpoch":1}');
   return dir;
 }
+
+/**
+ * A v2 batch of `count` records at `baseOffset` that is exactly `size` bytes (the last value is
+ * padded), timestamps `ts`, `ts`+1, …
+ * @throws Error when no padding gives that size (a size below the batch's minimum).
+ */
+export function batchOfSize(baseOffset: bigint, count: number, size: number, ts: number): Buffer {
+  const make = (pad: number) =>
+    encodeBatch({ baseOffset, records: Array.from({ length: count }, (_, i) => rec(`k${baseOffset + BigInt(i)}`, i === count - 1 ? 'v'.repeat(pad) : `v${i}`, ts + i)) });
+  let pad = 0;
+  for (let i = 0; i < 10; i++) {
+    const b = make(pad);
+    if (b.length === size) return b;
+    pad += size - b.length;
+  }
+  throw new Error(`cannot build a ${size}-byte batch`);
+}

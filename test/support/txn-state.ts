@@ -5,17 +5,15 @@
  * (v1, previousProducerId 4000), reports-7 Empty (v1, producer id 2^60 + 1, null partitions), then its
  * tombstone; offsets 0–4, timestamps 1700000000010..50.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './log-builder.ts';
+import { klx } from './klx-cli.ts';
+export { klx };
 import { REPO_ROOT } from './real-data.ts';
 
 /** Runs the CLI as a user does (node bin/klx.mjs). */
-export function klx(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 /** Creates the partition in a fresh temp log directory. @returns its folder. @throws Error when a command fails. */
 export function transactionStatePartition(): string {

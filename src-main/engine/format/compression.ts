@@ -122,22 +122,53 @@ export function decompress(codec: Compression, data: Uint8Array, magic: number, 
 }
 
 /**
+ * One frame's contribution to an output bound: `end` is the byte after the frame, `bound` what it
+ * inflates to at most; `done` ends the walk there (the framing is cut short or damaged).
+ */
+interface FrameBound {
+  end: number;
+  bound: number;
+  done: boolean;
+}
+
+/** Skippable frames (LZ4 frame format §"Skippable frames", RFC 8878 §3.1.2): magic 0x184D2A5?. */
+const SKIPPABLE_MAGIC_MASK = 0xfffffff0;
+const SKIPPABLE_MAGIC = 0x184d2a50;
+
+/**
+ * Sums the output bounds of the concatenated frames of `buf` (bytes), skipping skippable frames,
+ * and stopping at the first byte that is not a frame of `magic`. `frameAt(p)` reads the frame at
+ * byte `p` (its magic already checked) and returns `null` when its header is cut short.
+ */
+function sumFrameBounds(buf: Buffer, magic: number, frameAt: (p: number) => FrameBound | null): number {
+  let total = 0;
+  let p = 0;
+  while (p + 4 <= buf.length) {
+    const word = buf.readUInt32LE(p);
+    if ((word & SKIPPABLE_MAGIC_MASK) === SKIPPABLE_MAGIC) {
+      if (p + 8 > buf.length) break;
+      p += 8 + buf.readUInt32LE(p + 4);
+      continue;
+    }
+    if (word !== magic) break;
+    const frame = frameAt(p);
+    if (frame === null) break;
+    total += frame.bound;
+    if (frame.done) break;
+    p = frame.end;
+  }
+  return total;
+}
+
+/**
  * Upper bound of what an LZ4 frame (or concatenated frames) inflates to, from its headers only:
  * the content size when the frame declares it, else the number of blocks × the block maximum size
  * of its BD byte (an uncompressed block: its own size). Damaged framing ends the walk (the
  * decompressor then reports the damage).
  */
 export function lz4OutputBound(buf: Buffer): number {
-  let total = 0;
-  let p = 0;
-  while (p + 4 <= buf.length) {
-    const magic = buf.readUInt32LE(p);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (p + 8 > buf.length) break;
-      p += 8 + buf.readUInt32LE(p + 4);
-      continue;
-    }
-    if (magic !== LZ4_MAGIC || p + 7 > buf.length) break;
+  return sumFrameBounds(buf, LZ4_MAGIC, (p) => {
+    if (p + 7 > buf.length) return null;
     const flg = buf[p + 4]!;
     const bd = buf[p + 5]!;
     const blockMax = 1 << (8 + 2 * ((bd >> 4) & 0x07));
@@ -146,7 +177,7 @@ export function lz4OutputBound(buf: Buffer): number {
     let q = p + 6;
     let declared = -1;
     if ((flg & 0x08) !== 0) {
-      if (q + 8 > buf.length) break;
+      if (q + 8 > buf.length) return null;
       declared = Number(buf.readBigUInt64LE(q));
       q += 8;
     }
@@ -154,7 +185,7 @@ export function lz4OutputBound(buf: Buffer): number {
     q += 1; // header checksum
     let frame = 0;
     for (;;) {
-      if (q + 4 > buf.length) return total + Math.max(frame, declared);
+      if (q + 4 > buf.length) return { end: q, bound: Math.max(frame, declared), done: true };
       const word = buf.readUInt32LE(q);
       q += 4;
       if (word === 0) break;
@@ -163,10 +194,8 @@ export function lz4OutputBound(buf: Buffer): number {
       q += size + (blockChecksum ? 4 : 0);
     }
     if (contentChecksum) q += 4;
-    total += Math.max(frame, declared);
-    p = q;
-  }
-  return total;
+    return { end: q, bound: Math.max(frame, declared), done: false };
+  });
 }
 
 const ZSTD_MAGIC = 0xfd2fb528;
@@ -180,16 +209,8 @@ const ZSTD_BLOCK_MAX = 128 * 1024;
  * framing ends the walk (the decompressor then reports the damage).
  */
 export function zstdOutputBound(buf: Buffer): number {
-  let total = 0;
-  let p = 0;
-  while (p + 4 <= buf.length) {
-    const magic = buf.readUInt32LE(p);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (p + 8 > buf.length) break;
-      p += 8 + buf.readUInt32LE(p + 4);
-      continue;
-    }
-    if (magic !== ZSTD_MAGIC || p + 5 > buf.length) break;
+  return sumFrameBounds(buf, ZSTD_MAGIC, (p) => {
+    if (p + 5 > buf.length) return null;
     const fhd = buf[p + 4]!;
     const fcsFlag = fhd >> 6;
     const single = (fhd & 0x20) !== 0;
@@ -199,13 +220,13 @@ export function zstdOutputBound(buf: Buffer): number {
     const fcsBytes = fcsFlag === 0 ? (single ? 1 : 0) : 1 << fcsFlag;
     let declared = -1;
     if (fcsBytes > 0) {
-      if (q + fcsBytes > buf.length) break;
+      if (q + fcsBytes > buf.length) return null;
       declared = fcsBytes === 1 ? buf[q]! : fcsBytes === 2 ? buf.readUInt16LE(q) + 256 : fcsBytes === 4 ? buf.readUInt32LE(q) : Number(buf.readBigUInt64LE(q));
       q += fcsBytes;
     }
     let frame = 0;
     for (;;) {
-      if (q + 3 > buf.length) return total + Math.max(frame, declared);
+      if (q + 3 > buf.length) return { end: q, bound: Math.max(frame, declared), done: true };
       const h = buf[q]! | (buf[q + 1]! << 8) | (buf[q + 2]! << 16);
       q += 3;
       const last = (h & 1) !== 0;
@@ -221,15 +242,13 @@ export function zstdOutputBound(buf: Buffer): number {
         frame += ZSTD_BLOCK_MAX;
         q += size;
       } else {
-        return total + Math.max(frame, declared);
+        return { end: q, bound: Math.max(frame, declared), done: true };
       }
       if (last) break;
     }
     if (checksum) q += 4;
-    total += Math.max(frame, declared);
-    p = q;
-  }
-  return total;
+    return { end: q, bound: Math.max(frame, declared), done: false };
+  });
 }
 
 /** Largest deflate expansion: 1032 output bytes per input byte (RFC 1951 maximal-length runs). */

@@ -333,28 +333,25 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
     return len > 0 && zeroRunEnd(at) >= Math.min(end, at + len);
   }
 
-  /** CRC-32C of [from, to), read a window at a time (no allocation of the whole range). */
-  function crc32cRange(from: number, to: number): number {
+  /**
+   * CRC of [from, to) with `update` (CRC-32C or CRC-32 IEEE), read a window at a time (no
+   * allocation of the whole range).
+   */
+  function crcRange(from: number, to: number, update: (bytes: Buffer, crc: number) => number): number {
     let crc = 0;
     for (let p = from; p < to; ) {
       const n = Math.min(chunk, to - p);
       const o = ensure(p, n);
-      crc = crc32cUpdate(win.subarray(o, o + n), crc);
+      crc = update(win.subarray(o, o + n), crc);
       p += n;
     }
     return crc >>> 0;
   }
-
-  /** CRC-32 (IEEE) of [from, to), read a window at a time. */
+  function crc32cRange(from: number, to: number): number {
+    return crcRange(from, to, crc32cUpdate);
+  }
   function crc32Range(from: number, to: number): number {
-    let crc = 0;
-    for (let p = from; p < to; ) {
-      const n = Math.min(chunk, to - p);
-      const o = ensure(p, n);
-      crc = crc32ieeeUpdate(win.subarray(o, o + n), crc);
-      p += n;
-    }
-    return crc >>> 0;
+    return crcRange(from, to, crc32ieeeUpdate);
   }
 
   /** CRC check of the entry at `p` (framing already found plausible). */

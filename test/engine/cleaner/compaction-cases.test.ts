@@ -5,14 +5,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
+import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { planCompaction, runCompaction, type CompactionOptions } from '../../../src-main/engine/cleaner/compaction.ts';
 import { compact } from '../../../src-main/engine/cleaner/cleaner.ts';
 import { decideRoll } from '../../../src-main/engine/log/roll-rule.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { readTxnIndex } from '../../../src-main/engine/files/txn-index.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
-import { addSegment, batchesOf, marker, offsets, snapshotFiles, visibleRecords } from './support.ts';
+import { addSegment, batchesOf, buildB15Partition, offsets, snapshotFiles, visibleRecords } from './support.ts';
 
 const D = 86_400_000n;
 const trash = () => ({ runId: 'test', trashDir: tempDir('klx-trash-') });
@@ -103,22 +103,7 @@ describe('compaction cases', () => {
     expect(c.invalidMessages).toBe(0);
   });
 
-  function b15(): string {
-    const txn = (pid: bigint, recs: ReturnType<typeof rec>[]): BatchInput => ({ isTransactional: true, producerId: pid, producerEpoch: 0, baseSequence: 0, records: recs });
-    return buildPartition(tempDir(), {
-      segments: [
-        {
-          baseOffset: 0n,
-          batches: [txn(5n, [rec('k1', 'v1'), rec('k2', 'v2')]), marker('ABORT', 9n), marker('ABORT', 5n), txn(5n, [rec('k3', 'v3')]), marker('COMMIT', 5n), txn(6n, [rec('k4', 'v4'), rec('k5', 'v5')]), marker('ABORT', 6n)],
-          txnIndex: [
-            { producerId: 5n, firstOffset: 0n, lastOffset: 3n, lastStableOffset: 4n },
-            { producerId: 6n, firstOffset: 6n, lastOffset: 8n, lastStableOffset: 9n },
-          ],
-        },
-        { baseOffset: 9n, batches: singles(rec('k6', 'v6')) },
-      ],
-    });
-  }
+  const b15 = buildB15Partition;
 
   it('B15: aborted data goes, the markers stay (the empty transaction\'s with a delete horizon), the cleaned .txnindex keeps both entries', () => {
     const dir = b15();

@@ -11,7 +11,7 @@ import { planCompaction, runCompaction } from '../../../src-main/engine/cleaner/
 import { planRetention } from '../../../src-main/engine/cleaner/retention.ts';
 import type { CleanerDecision } from '../../../src-main/engine/cleaner/decisions.ts';
 import type { CleanerReport } from '../../../src-main/engine/cleaner/cleaner-plan.ts';
-import { DAY, TS, addSegment, marker } from './support.ts';
+import { DAY, TS, addSegment, buildB15Partition } from './support.ts';
 
 type Row = [number, string, string, string];
 const records = (r: CleanerReport): Row[] => r.decisions!.rows.filter((d) => d.subject === 'record').map((d) => [Number(d.offset), d.decision, d.reason, d.evidence]);
@@ -99,20 +99,8 @@ describe('cleaner decisions', () => {
   });
 
   it('B15: aborted data of producers 5 and 6 goes; ABORT(9) guards no data and keeps a new horizon; the other markers guard data', () => {
-    const txn = (pid: bigint, recs: ReturnType<typeof rec>[]): BatchInput => ({ isTransactional: true, producerId: pid, producerEpoch: 0, baseSequence: 0, records: recs });
-    const dir = buildPartition(tempDir(), {
-      segments: [
-        {
-          baseOffset: 0n,
-          batches: [txn(5n, [rec('k1', 'v1'), rec('k2', 'v2')]), marker('ABORT', 9n), marker('ABORT', 5n), txn(5n, [rec('k3', 'v3')]), marker('COMMIT', 5n), txn(6n, [rec('k4', 'v4'), rec('k5', 'v5')]), marker('ABORT', 6n)],
-          txnIndex: [
-            { producerId: 5n, firstOffset: 0n, lastOffset: 3n, lastStableOffset: 4n },
-            { producerId: 6n, firstOffset: 6n, lastOffset: 8n, lastStableOffset: 9n },
-          ],
-        },
-        { baseOffset: 9n, batches: singles(rec('k6', 'v6')) },
-      ],
-    });
+    const dir = buildB15Partition();
+
     const T = 1_700_000_000_000; // 2023-11-14 22:13:20 UTC
     const plan = planCompaction(dir, { now: T, explain: {}, config: { 'delete.retention.ms': BigInt(DAY) } });
     expect(records(plan)).toEqual([

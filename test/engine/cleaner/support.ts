@@ -15,6 +15,7 @@ import { applyRecovery, planRecovery } from '../../../src-main/engine/log/recove
 import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import type { CleanerFaultHook, CleanerStep } from '../../../src-main/engine/cleaner/file-steps.ts';
+import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
 
 export const TS = 1_700_000_000_000;
 export const DAY = 86_400_000;
@@ -127,4 +128,27 @@ export function marker(type: 'ABORT' | 'COMMIT', producerId: bigint, ts = 1000, 
 export async function recover(dir: string): Promise<void> {
   const plan = await planRecovery(dir);
   await applyRecovery(plan);
+}
+
+/**
+ * The partition of case B15 (`../shared/cases/kafka-behaviour-cases.md`) in a new temp folder:
+ * producer 5 aborts offsets 0–1 (marker at 3) and commits offset 4 (marker at 5), an ABORT of
+ * producer 9 that guards no data at 2, producer 6 aborts 6–7 (marker at 8); then k6 at 9 in a
+ * second segment. Returns the partition folder.
+ */
+export function buildB15Partition(): string {
+  const txn = (pid: bigint, recs: ReturnType<typeof rec>[]): BatchInput => ({ isTransactional: true, producerId: pid, producerEpoch: 0, baseSequence: 0, records: recs });
+  return buildPartition(tempDir(), {
+    segments: [
+      {
+        baseOffset: 0n,
+        batches: [txn(5n, [rec('k1', 'v1'), rec('k2', 'v2')]), marker('ABORT', 9n), marker('ABORT', 5n), txn(5n, [rec('k3', 'v3')]), marker('COMMIT', 5n), txn(6n, [rec('k4', 'v4'), rec('k5', 'v5')]), marker('ABORT', 6n)],
+        txnIndex: [
+          { producerId: 5n, firstOffset: 0n, lastOffset: 3n, lastStableOffset: 4n },
+          { producerId: 6n, firstOffset: 6n, lastOffset: 8n, lastStableOffset: 9n },
+        ],
+      },
+      { baseOffset: 9n, batches: singles(rec('k6', 'v6')) },
+    ],
+  });
 }

@@ -17,7 +17,7 @@ import { WRITER_LOCK_FILE } from '../../../src-main/engine/log/log-lock.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { applyRecovery, planRecovery, type PlanRecoveryOptions, type RecoveryStep } from '../../../src-main/engine/log/recovery.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
-import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
+import { batchOfSize, buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -33,17 +33,6 @@ const name = (base: number, suffix: string) => `${String(base).padStart(20, '0')
 
 class Crash extends Error {}
 
-function batchOfSize(baseOffset: bigint, count: number, size: number, ts: number): Buffer {
-  const make = (pad: number) =>
-    encodeBatch({ baseOffset, records: Array.from({ length: count }, (_, i) => rec(`k${baseOffset + BigInt(i)}`, i === count - 1 ? 'v'.repeat(pad) : `v${i}`, ts + i)) });
-  let pad = 0;
-  for (let i = 0; i < 10; i++) {
-    const b = make(pad);
-    if (b.length === size) return b;
-    pad += size - b.length;
-  }
-  throw new Error(`cannot build a ${size}-byte batch`);
-}
 
 const one = (o: number) => rec(`k${o}`, `v${o}`, 1000 + o);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

@@ -22,7 +22,7 @@ import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { applyRecovery, planRecovery, type RecoveryAction } from '../../../src-main/engine/log/recovery.ts';
 import { quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
-import { buildPartition, rec, singles, tempDir, type SegmentInput } from '../../support/log-builder.ts';
+import { batchOfSize, buildPartition, rec, singles, tempDir, type SegmentInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
 
 const dirs: string[] = [];
@@ -35,18 +35,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A v2 batch of `count` records at `baseOffset` that is exactly `size` bytes (the last value is padded). Timestamps ts, ts+1, ... */
-function batchOfSize(baseOffset: bigint, count: number, size: number, ts: number): Buffer {
-  const make = (pad: number) =>
-    encodeBatch({ baseOffset, records: Array.from({ length: count }, (_, i) => rec(`k${baseOffset + BigInt(i)}`, i === count - 1 ? 'v'.repeat(pad) : `v${i}`, ts + i)) });
-  let pad = 0;
-  for (let i = 0; i < 10; i++) {
-    const b = make(pad);
-    if (b.length === size) return b;
-    pad += size - b.length;
-  }
-  throw new Error(`cannot build a ${size}-byte batch`);
-}
 
 /** Every record of a partition folder as `offset:key=value`, plus damage seen (reads all .log files). */
 function readAll(dir: string): { records: string[]; damage: number; badCrc: number } {
