@@ -3,26 +3,54 @@
  * (a file the user downloads), so both give byte-identical CSV and NDJSON for the same query:
  * - NDJSON: one JSON object per row, keyed by column name, values by {@link toJsonValue} (BLOB as
  *   base64, BIGINT beyond ±(2^53 − 1) as a decimal string, TIMESTAMP as ISO-8601, lists and
- *   structs as JSON arrays and objects);
- * - CSV: RFC 4180 with a header line; NULL is an empty field, BLOB is base64, nested values are
- *   their JSON; a field is quoted when it holds `"`, `,`, CR or LF or starts or ends with blanks.
+ *   structs as JSON arrays and objects); a JSON column (the decoded `key_decoded`/`value_decoded`
+ *   of `records`, `latest`, `state`, the internal-topic tables' JSON) is written as the JSON value
+ *   itself, not as a string holding it, with its integers exactly as DuckDB holds them;
+ * - CSV: RFC 4180 with a header line; NULL is an empty field, a BLOB is its text when it is
+ *   printable UTF-8 (a text key reads `order-17`, not `b3JkZXItMTc=`) and base64 otherwise (binary
+ *   keys, framed values: their decoded form is in the `*_decoded` columns); nested values are their
+ *   JSON; a field is quoted when it holds `"`, `,`, CR or LF or starts or ends with blanks.
  * Lines end with `\n`.
  *
  * Also the one-line text form of a value people read ({@link textCell}: the CLI's text table and
  * the app's nested-value cells).
  */
+import { parseJsonExact, toJsonText } from '../decode/json-text.ts';
 import { toJsonValue, type QueryColumn, type SqlValue } from './sql-session.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Where rows are written one line at a time (a newline is added by the sink); must honour back-pressure. */
 export interface LineSink {
   line(text: string): Promise<void>;
 }
 
+/** A JSON column's text as one line: kept when it has no line break, else re-printed compact (int64 exact). */
+function jsonColumnText(text: string): string {
+  if (!/[\r\n]/.test(text)) return text;
+  return toJsonText(parseJsonExact(text));
+}
+
 /** The NDJSON line of one row (no newline). */
 export function ndjsonLine(columns: readonly QueryColumn[], row: readonly SqlValue[]): string {
-  const o: Record<string, unknown> = {};
-  columns.forEach((c, i) => (o[c.name] = toJsonValue(row[i]!)));
-  return JSON.stringify(o);
+  let line = '{';
+  for (let i = 0; i < columns.length; i++) {
+    const v = row[i]!;
+    const c = columns[i]!;
+    if (i > 0) line += ',';
+    line += `${JSON.stringify(c.name)}:${c.type === 'JSON' && typeof v === 'string' ? jsonColumnText(v) : JSON.stringify(toJsonValue(v))}`;
+  }
+  return `${line}}`;
+}
+
+/** A BLOB's UTF-8 text when it has no control character other than tab/LF/CR, else null. */
+export function printableText(b: Uint8Array): string | null {
+  try {
+    const s = utf8.decode(b);
+    return /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s) ? null : s;
+  } catch {
+    return null;
+  }
 }
 
 /** One CSV field (see the module comment). */
@@ -30,6 +58,7 @@ export function csvField(v: SqlValue): string {
   if (v === null) return '';
   let s: string;
   if (typeof v === 'string') s = v;
+  else if (v instanceof Uint8Array) s = printableText(v) ?? String(toJsonValue(v));
   else if (typeof v === 'object' && !(v instanceof Uint8Array) && !(v instanceof Date)) s = JSON.stringify(toJsonValue(v));
   else s = String(toJsonValue(v));
   return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replaceAll('"', '""')}"` : s;
@@ -65,8 +94,6 @@ export async function writeCsv(columns: readonly QueryColumn[], rows: AsyncItera
   }
   return n;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** BLOB for people: its text when it is printable UTF-8, else DuckDB's `\xAB` notation for the other bytes. */
 export function blobText(b: Uint8Array): string {

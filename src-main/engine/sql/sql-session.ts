@@ -54,7 +54,7 @@ export type SqlSessionOptions = TableCacheOptions;
 export interface QueryColumn {
   /** Column name; repeated names get `:1`, `:2`... suffixes (DuckDB's deduplication). */
   name: string;
-  /** DuckDB type, e.g. `BIGINT`, `BLOB`, `VARCHAR`, `STRUCT("key" VARCHAR, "value" BLOB)[]`. */
+  /** DuckDB type, e.g. `BIGINT`, `BLOB`, `VARCHAR`, `JSON` (an alias's name), `STRUCT("key" VARCHAR, "value" BLOB)[]`. */
   type: string;
 }
 
@@ -338,7 +338,11 @@ export class SqlSession {
         opts.signal?.removeEventListener('abort', onAbort);
       }
       const names = result.deduplicatedColumnNames();
-      const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
+      // A type alias (JSON is VARCHAR aliased) names the column's type: exports write JSON columns as JSON.
+      const columns = names.map((name, i) => {
+        const t = result.columnType(i);
+        return { name, type: t.alias ?? t.toString() };
+      });
       const cursor: QueryCursor = new QueryCursor(connection, result, columns, statementTypeName(type), sql, opts.signal, () => this.cursors.delete(cursor));
       this.cursors.add(cursor);
       handedOver = true;
