@@ -49,6 +49,7 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
       onProgress: (p) => progress.show(`${p.phase}: ${p.total ? `${Math.floor((100 * p.done) / p.total)}% of ` : ''}${mib(p.total ?? p.done)}`),
     });
     progress.clear();
+    const reads0 = session.readFromLog;
     const cursor = await session.cursor(sql, { signal: controller.signal });
     const out = new OutputWriter(process.stdout);
     const limit = opts.limit ?? Infinity;
@@ -58,7 +59,11 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
     else if (opts.csv) shown = await writeCsv(cursor.columns, rows, out);
     else shown = await writeText(cursor.columns, rows, out);
     const more = rows.truncated();
-    if (!opts.json && !opts.csv) await out.line(`(${shown} row${shown === 1 ? '' : 's'}${more ? `; more not shown, --limit ${limit}` : ''})`);
+    // Values, headers and decoded columns are read back from the segments: say what that cost.
+    const reads1 = session.readFromLog;
+    const batches = reads1.batches - reads0.batches;
+    const cost = batches > 0 ? `; values read back from ${batches} batch${batches === 1 ? '' : 'es'} (${mib(reads1.bytes - reads0.bytes)}) of the log` : '';
+    if (!opts.json && !opts.csv) await out.line(`(${shown} row${shown === 1 ? '' : 's'}${more ? `; more not shown, --limit ${limit}` : ''}${cost})`);
     await out.end();
     if (more && (opts.json || opts.csv)) process.stderr.write(`klx: output stopped at --limit ${limit} rows\n`);
   } finally {

@@ -265,17 +265,21 @@ function skipVarlongSlow(d: Uint8Array, pos: number, end: number): number {
 }
 
 /**
- * Walks the records area `d`, checking every record (the checks and messages of Kafka's
- * `DefaultRecord.readFrom`, in its order), and fills `records`.
+ * Where one record of a v2 records area lies, as {@link walkV2Records} reports it: `recStart` is the
+ * position of its length varint, `keyAt` of its key's length varint (positions in the records
+ * area), `keyLength` / `valueLength` in bytes (−1 = null), `headerCount` ≥ 0.
+ */
+export type V2RecordVisitor = (i: number, recStart: number, offsetDelta: number, keyAt: number, keyLength: number, valueLength: number, headerCount: number) => void;
+
+/**
+ * Walks the records area `data` of a v2 batch holding `count` records, checking every record (the
+ * checks and messages of Kafka's `DefaultRecord.readFrom`, in its order), and reports each to `visit`.
  * @returns the position after the last record.
  * @throws KlxError `corrupt-batch` without a position (the caller adds the batch's).
  */
-function walkRecords(header: BatchHeader, data: Uint8Array, records: KafkaRecord[]): number {
-  const count = records.length;
-  const shared = new RecordsArea(header, data);
-  const d = shared.data;
+export function walkV2Records(data: Uint8Array, count: number, visit: V2RecordVisitor): number {
+  const d = data;
   const len = d.length;
-  const control = header.isControl;
   let pos = 0;
   for (let i = 0; i < count; i++) {
     const recStart = pos;
@@ -287,25 +291,50 @@ function walkRecords(header: BatchHeader, data: Uint8Array, records: KafkaRecord
     pos = skipVarlong(d, start + 1, end);
     const offsetDelta = varint(d, pos, end);
     const keyAt = after;
-    let n = varint(d, keyAt, end); // key
+    const keyLength = varint(d, keyAt, end); // key
     pos = after;
-    if (n >= 0) {
-      if (pos + n > end) throw corrupt(`a field of ${n} bytes runs past the end of its record`);
-      pos += n;
+    if (keyLength >= 0) {
+      if (pos + keyLength > end) throw corrupt(`a field of ${keyLength} bytes runs past the end of its record`);
+      pos += keyLength;
     }
-    n = varint(d, pos, end); // value
+    const valueLength = varint(d, pos, end); // value
     pos = after;
-    if (n >= 0) {
-      if (pos + n > end) throw corrupt(`a field of ${n} bytes runs past the end of its record`);
-      pos += n;
+    if (valueLength >= 0) {
+      if (pos + valueLength > end) throw corrupt(`a field of ${valueLength} bytes runs past the end of its record`);
+      pos += valueLength;
     }
-    n = varint(d, pos, end); // headers count
+    const headerCount = varint(d, pos, end); // headers count
     pos = after;
-    if (n !== 0) pos = walkHeaders(d, pos, end, i, n);
+    if (headerCount !== 0) pos = walkHeaders(d, pos, end, i, headerCount);
     if (pos !== end) throw corrupt(`record ${i} declares ${length} bytes but its fields take ${pos - start}`);
-    records[i] = control ? new V2ControlRecord(shared, recStart, offsetDelta, keyAt) : new V2Record(shared, recStart, offsetDelta, keyAt);
+    visit(i, recStart, offsetDelta, keyAt, keyLength < 0 ? -1 : keyLength, valueLength < 0 ? -1 : valueLength, headerCount);
   }
   return pos;
+}
+
+/**
+ * The timestampDelta of the record whose length varint is at `recStart` of a records area already
+ * checked by {@link walkV2Records}, as a number when it fits in 2^53 (nearly always), else a bigint.
+ */
+export function recordTimestampDeltaAt(d: Uint8Array, recStart: number): number | bigint {
+  const pos = skipCheckedVarint(d, recStart) + 1;
+  let small = 0;
+  for (let i = 0, shift = 0; i < 4; i++, shift += 7) {
+    const b = d[pos + i]!;
+    small |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return (small >>> 1) ^ -(small & 1);
+  }
+  const v = readVarlong({ buf: d, pos, end: d.length });
+  return v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v;
+}
+
+/** Fills `records` with lazy records over the checked area (see {@link walkV2Records}). */
+function walkRecords(header: BatchHeader, data: Uint8Array, records: KafkaRecord[]): number {
+  const shared = new RecordsArea(header, data);
+  const control = header.isControl;
+  return walkV2Records(shared.data, records.length, (i, recStart, offsetDelta, keyAt) => {
+    records[i] = control ? new V2ControlRecord(shared, recStart, offsetDelta, keyAt) : new V2Record(shared, recStart, offsetDelta, keyAt);
+  });
 }
 
 /** Checks the `count` headers of record `i` starting at `pos`; returns the position after them. */

@@ -5,8 +5,10 @@
  * `schemas` table (the offline registry rebuilt from the folder's `_schemas` topics and the schema
  * files given).
  *
- * Records are decoded while the tables are built (one `RecordDecoder` per build, the folder's
- * `_schemas` read once before the walk), so queries never decode. Keys and values above the decode
+ * Records are decoded when a query asks for these columns, not while the tables are built (issue
+ * 16: decoding then costs nothing to queries that do not use it): `klx_decoded` (record-functions.ts)
+ * reads the record back from its segment and runs one `RecordDecoder` per build or query session
+ * (the folder's `_schemas` read once, on first use). Keys and values above the decode
  * cap (1 MiB, as the inspector) keep no decoded JSON: `decode_error = 'too large'`. A key's error
  * is written `key: <reason>`; when both fail the value's error follows after `; `.
  */
@@ -16,9 +18,8 @@ import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RecordDecoder, schemasOf } from '../decode/record-decoder.ts';
 import type { FormatChoices } from '../decode/format.ts';
-import type { KafkaRecord } from '../format/types.ts';
 import type { OpenedLogs } from '../log/log-dir.ts';
-import { ColumnarAppender, type ColumnKind } from './columnar-appender.ts';
+import { ColumnarAppender } from './columnar-appender.ts';
 
 /** How the tables decode records (absent or `{}`: auto for every topic, the folder's `_schemas`). */
 export interface DecodeTableOptions {
@@ -28,25 +29,18 @@ export interface DecodeTableOptions {
   schemaPaths?: string[];
 }
 
-/** The decoded columns appended to `klx_internal.record_rows`, in order. */
-export const DECODE_ROW_COLUMNS = [
-  ['key_format', 'varchar'],
-  ['value_format', 'varchar'],
-  ['key_decoded', 'varchar'],
-  ['value_decoded', 'varchar'],
-  ['schema_id', 'int32'],
-  ['decode_error', 'varchar'],
-] as const satisfies readonly (readonly [string, ColumnKind])[];
-
-/** The view columns over `klx_internal.record_rows r` for the decoded columns and `timestamp_utc`. */
+/**
+ * The view columns for the decoded columns and `timestamp_utc`, over `klx_internal.record_rows r`
+ * extended with `d`, the struct `klx_decoded` returns (`record-functions.ts`).
+ */
 export const DECODE_VIEW_COLUMNS_SQL = [
   `CASE WHEN r."timestamp" >= 0 THEN epoch_ms(r."timestamp") END AS timestamp_utc`,
-  `r.key_format`,
-  `r.value_format`,
-  `CAST(r.key_decoded AS JSON) AS key_decoded`,
-  `CAST(r.value_decoded AS JSON) AS value_decoded`,
-  `r.schema_id`,
-  `r.decode_error`,
+  `r.d.key_format AS key_format`,
+  `r.d.value_format AS value_format`,
+  `CAST(r.d.key_decoded AS JSON) AS key_decoded`,
+  `CAST(r.d.value_decoded AS JSON) AS value_decoded`,
+  `r.d.schema_id AS schema_id`,
+  `r.d.decode_error AS decode_error`,
 ].join(', ');
 
 /**
@@ -69,43 +63,34 @@ export function decodeFingerprint(opts: DecodeTableOptions | false | undefined):
   return h.digest('hex').slice(0, 16);
 }
 
-/** Writes the decoded columns of records into `record_rows` (see the module comment). */
+/** The decode layer of one table build or query session, and the `schemas` table (see the module comment). */
 export class RecordRowDecoder {
+  /** undefined until first asked for. */
+  private cached: RecordDecoder | null | undefined = undefined;
+
   private constructor(
-    readonly decoder: RecordDecoder | null,
-    private readonly first: number,
+    private readonly opened: OpenedLogs,
+    private readonly opts: DecodeTableOptions | false | undefined,
   ) {}
 
-  /**
-   * @param opened the folder (its `_schemas` partitions are read here, once)
-   * @param firstColumn index of `key_format` in `record_rows`
-   * @throws KlxError for a schema path that does not exist or cannot be read
-   */
-  static create(opened: OpenedLogs, opts: DecodeTableOptions | false | undefined, firstColumn: number): RecordRowDecoder {
-    if (opts === false) return new RecordRowDecoder(null, firstColumn);
-    const { registry } = schemasOf(opened, opts?.schemaPaths ?? []);
-    return new RecordRowDecoder(new RecordDecoder({ schemas: registry, choices: opts?.choices ?? {} }), firstColumn);
+  /** Decoding as `opts` says for the folder `opened` (its `_schemas` are read on first use, once). */
+  static create(opened: OpenedLogs, opts: DecodeTableOptions | false | undefined): RecordRowDecoder {
+    return new RecordRowDecoder(opened, opts);
   }
 
-  /** Writes the six decoded columns of one record (all NULL when decoding is off or for control records). */
-  write(out: ColumnarAppender, topic: string, r: KafkaRecord, isControl: boolean): void {
-    const c = this.first;
-    if (this.decoder === null || (isControl && topic !== '__cluster_metadata')) {
-      for (let i = 0; i < 6; i++) out.null(c + i);
-      return;
+  /**
+   * The decoder, null when decoding is off.
+   * @throws KlxError for a schema path that does not exist or cannot be read
+   */
+  get decoder(): RecordDecoder | null {
+    if (this.cached === undefined) {
+      if (this.opts === false) this.cached = null;
+      else {
+        const { registry } = schemasOf(this.opened, this.opts?.schemaPaths ?? []);
+        this.cached = new RecordDecoder({ schemas: registry, choices: this.opts?.choices ?? {} });
+      }
     }
-    const controlType = isControl ? r.control?.typeId : undefined;
-    const k = this.decoder.decode(topic, 'key', r.key, null, controlType);
-    const v = this.decoder.decode(topic, 'value', r.value, r.key, controlType);
-    out.varchar(c, k.format);
-    out.varchar(c + 1, v.format);
-    out.varchar(c + 2, k.jsonText);
-    out.varchar(c + 3, v.jsonText);
-    const id = v.schemaId ?? k.schemaId;
-    if (id === undefined) out.null(c + 4);
-    else out.int32(c + 4, id | 0);
-    const err = k.error !== undefined ? (v.error !== undefined ? `key: ${k.error}; ${v.error}` : `key: ${k.error}`) : (v.error ?? null);
-    out.varchar(c + 5, err);
+    return this.cached;
   }
 
   /** Creates and fills the `schemas` table (empty when decoding is off). */

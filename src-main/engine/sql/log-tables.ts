@@ -12,9 +12,13 @@
  *   batch), is_control and control_type (COMMIT/ABORT/LEADER_CHANGE...), is_transactional, aborted
  *   (data of an aborted transaction), producer_id, batch_base_offset, segment_base_offset,
  *   position (byte position of the batch in the segment's `.log`), partition_id.
- *   Values longer than the value cap (default {@link DEFAULT_VALUE_CAP_BYTES}) are stored as a
- *   prefix cut at a UTF-8 character boundary, with `value_size` giving the real size; the full value
- *   comes from the engine (`fetch`). Keys are never cut.
+ *   Values longer than the value cap (default {@link DEFAULT_VALUE_CAP_BYTES}) read as a prefix cut
+ *   at a UTF-8 character boundary, with `value_size` giving the real size; the full value comes from
+ *   the engine (`fetch`). Keys are never cut.
+ *   The cache keeps the metadata of each record (offsets, timestamp, key, sizes, flags, segment and
+ *   byte position of its batch: issue 16, at most a quarter of the log's bytes): `value`,
+ *   `value_text`, `headers` and the decoded columns are read back from the segment when a query
+ *   names them (`record-functions.ts`), so other queries never touch the log.
  * - `latest`: the record holding the highest offset of every key of a partition, tombstones
  *   included: what compaction keeps of a key (Kafka's `LogCleaner` offset map: "latest offset per
  *   key", by offset, never by timestamp). Left out, as a consumer or the cleaner leaves them out:
@@ -52,12 +56,16 @@ import type { PartitionLog } from '../log/partition-log.ts';
 import { scanHoles } from '../log/holes.ts';
 import { markerTypeOf, TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
 import { ColumnarAppender, SQL_TYPE_OF, type ColumnKind } from './columnar-appender.ts';
-import { DECODE_ROW_COLUMNS, DECODE_VIEW_COLUMNS_SQL, RecordRowDecoder, type DecodeTableOptions } from './decode-columns.ts';
+import { DECODE_VIEW_COLUMNS_SQL, RecordRowDecoder, type DecodeTableOptions } from './decode-columns.ts';
+import { RECORD_FUNCTIONS, RECORD_PLACE_SQL, RecordFunctions } from './record-functions.ts';
+
+/** The length a capped value keeps (`record-functions.ts`). */
+export { cappedLength } from './record-functions.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 3;
+export const LOG_TABLES_SCHEMA_VERSION = 4;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -76,9 +84,8 @@ const RECORD_ROW_COLUMNS = [
   ['offset', 'int64'],
   ['timestamp', 'int64'],
   ['key', 'blob'],
-  ['value', 'blob'],
   ['value_size', 'int32'],
-  ['headers', 'headers'],
+  ['header_count', 'int32'],
   ['is_control', 'bool'],
   ['control_type', 'varchar'],
   ['is_transactional', 'bool'],
@@ -88,7 +95,6 @@ const RECORD_ROW_COLUMNS = [
   ['segment_base_offset', 'int64'],
   ['position', 'int64'],
   ['crc_valid', 'bool'],
-  ...DECODE_ROW_COLUMNS,
 ] as const satisfies readonly ColumnSpec[];
 
 const BATCH_ROW_COLUMNS = [
@@ -279,17 +285,6 @@ interface AbortedRow {
 }
 
 /**
- * The length to keep of a value of `size` bytes under `cap`: the cap moved back to the start of a
- * UTF-8 character when it would cut one (so a text prefix stays valid text).
- */
-export function cappedLength(value: Uint8Array, cap: number): number {
-  if (value.length <= cap) return value.length;
-  let n = cap;
-  for (let back = 0; back < 3 && n > 0 && (value[n]! & 0xc0) === 0x80; back++) n--;
-  return n;
-}
-
-/**
  * Creates the tables in the (empty, writable) database of `connection` and fills them from every
  * partition of `opened`, in partition order, each partition in offset order.
  * @returns counts and timing.
@@ -321,7 +316,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   const damageOut = await ColumnarAppender.create(connection, null, 'damage', kindsOf(DAMAGE_COLUMNS));
   const holeOut = await ColumnarAppender.create(connection, null, 'holes', kindsOf(HOLE_COLUMNS));
 
-  const rowDecoder = RecordRowDecoder.create(opened, opts.decode, R.key_format);
+  const rowDecoder = RecordRowDecoder.create(opened, opts.decode);
   await rowDecoder.writeSchemasTable(connection);
   const totalBytes = parts.reduce((s, p) => s + p.log.logSize, 0);
   const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: 'build SQL tables', total: totalBytes });
@@ -397,7 +392,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
       tally.last = h.lastOffset;
       if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
       if (records) {
-        const n = writeRecordRows(recordOut, pid, segBase, h, records, cap, rowDecoder, log.topic);
+        const n = writeRecordRows(recordOut, pid, segBase, h, records);
         tally.records += BigInt(n);
         partRecords += BigInt(n);
       }
@@ -517,11 +512,20 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   );
   const topics = listLiteral(parts.map((p) => quoteLiteral(p.log.topic)), 'VARCHAR');
   const partitions = listLiteral(parts.map((p) => String(p.log.partition)), 'INTEGER');
-  await connection.run(`CREATE VIEW records AS SELECT ${recordColumnsSql(topics, partitions)} FROM ${INTERNAL_SCHEMA}.record_rows r`);
-  await connection.run(
-    `CREATE VIEW latest AS SELECT ${recordColumnsSql(topics, partitions)} FROM ${INTERNAL_SCHEMA}.record_rows r ` +
-      `SEMI JOIN ${INTERNAL_SCHEMA}.latest_offsets l ON r.partition_id = l.partition_id AND r."offset" = l."offset"`,
-  );
+  // Values, headers and decoded columns are read back from the segments (record-functions.ts); the
+  // functions must exist to bind the views. Computed in a subquery so that each runs once per row,
+  // and above the join of `latest` so that only latest records are read.
+  const functions = RecordFunctions.register(connection, { partitions: parts.map((p) => p.log), valueCapBytes: cap, decoder: () => rowDecoder.decoder });
+  try {
+    const lazy = `${RECORD_FUNCTIONS.value}(${RECORD_PLACE_SQL}) AS v, ${RECORD_FUNCTIONS.decoded}(${RECORD_PLACE_SQL}) AS d`;
+    await connection.run(`CREATE VIEW records AS SELECT ${recordColumnsSql(topics, partitions, cap)} FROM (SELECT r.*, ${lazy} FROM ${INTERNAL_SCHEMA}.record_rows r) r`);
+    await connection.run(
+      `CREATE VIEW latest AS SELECT ${recordColumnsSql(topics, partitions, cap)} FROM (SELECT r.*, ${lazy} FROM ${INTERNAL_SCHEMA}.record_rows r ` +
+        `SEMI JOIN ${INTERNAL_SCHEMA}.latest_offsets l ON r.partition_id = l.partition_id AND r."offset" = l."offset") r`,
+    );
+  } finally {
+    functions.close();
+  }
   await connection.run(`CREATE VIEW state AS SELECT * FROM latest WHERE NOT is_tombstone`);
   await connection.run(`CREATE VIEW batches AS SELECT ${batchColumnsSql(topics, partitions)} FROM ${INTERNAL_SCHEMA}.batch_rows b`);
 
@@ -537,8 +541,11 @@ function listLiteral(items: string[], type: string): string {
   return items.length === 0 ? `([]::${type}[])` : `([${items.join(', ')}])`;
 }
 
-/** Columns of `records` / `latest` / `state` over `klx_internal.record_rows r`. */
-function recordColumnsSql(topics: string, partitions: string): string {
+/**
+ * Columns of `records` / `latest` / `state` over `klx_internal.record_rows r` extended with `v` (the
+ * value, `klx_value`) and `d` (the decoded struct, `klx_decoded`).
+ */
+function recordColumnsSql(topics: string, partitions: string, cap: number): string {
   return [
     `${topics}[r.partition_id + 1] AS topic`,
     `${partitions}[r.partition_id + 1] AS "partition"`,
@@ -546,12 +553,12 @@ function recordColumnsSql(topics: string, partitions: string): string {
     `r."timestamp"`,
     `r."key"`,
     `try(decode(r."key")) AS key_text`,
-    `r."value"`,
-    `try(decode(r."value")) AS value_text`,
+    `r.v AS "value"`,
+    `try(decode(r.v)) AS value_text`,
     `r.value_size`,
-    `coalesce(octet_length(r."value") < r.value_size, false) AS value_truncated`,
-    `r.headers`,
-    `(r."value" IS NULL AND NOT r.is_control) AS is_tombstone`,
+    `coalesce(r.value_size > ${cap}, false) AS value_truncated`,
+    `CASE WHEN r.header_count = 0 THEN []::${SQL_TYPE_OF.headers} ELSE ${RECORD_FUNCTIONS.headers}(${RECORD_PLACE_SQL}) END AS headers`,
+    `(r.value_size IS NULL AND NOT r.is_control) AS is_tombstone`,
     `r.is_control`,
     `r.control_type`,
     `r.is_transactional`,
@@ -641,7 +648,7 @@ function writeBatchRow(out: ColumnarAppender, pid: number, segBase: bigint, h: B
 }
 
 /** Writes the records of one batch; returns how many. */
-function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h: BatchHeader, records: readonly KafkaRecord[], cap: number, decoded: RecordRowDecoder, topic: string): number {
+function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h: BatchHeader, records: readonly KafkaRecord[]): number {
   const position = BigInt(h.position);
   for (const r of records) {
     out.int32(R.partition_id, pid);
@@ -649,14 +656,9 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h:
     out.int64(R.timestamp, r.timestamp);
     out.blob(R.key, r.key);
     const v = r.value;
-    if (v === null) {
-      out.null(R.value);
-      out.null(R.value_size);
-    } else {
-      out.blob(R.value, v.length > cap ? v.subarray(0, cappedLength(v, cap)) : v);
-      out.int32(R.value_size, v.length);
-    }
-    out.headers(R.headers, r.headers);
+    if (v === null) out.null(R.value_size);
+    else out.int32(R.value_size, v.length);
+    out.int32(R.header_count, r.headers.length);
     out.bool(R.is_control, h.isControl);
     out.varchar(R.control_type, r.control ? r.control.type : null);
     out.bool(R.is_transactional, h.isTransactional);
@@ -667,7 +669,6 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h:
     out.int64(R.position, position);
     if (h.crcValid === undefined) out.null(R.crc_valid);
     else out.bool(R.crc_valid, h.crcValid);
-    decoded.write(out, topic, r, h.isControl);
     out.endRow();
   }
   return records.length;

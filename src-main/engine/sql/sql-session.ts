@@ -30,6 +30,11 @@ import { int64Json } from '../format/batch-json.ts';
 import { KlxError } from '../errors.ts';
 import { prepareLogTables, type PreparedTables, type TableCacheOptions } from './table-cache.ts';
 import type { BuildSummary } from './log-tables.ts';
+import { allPartitions } from '../log/log-dir.ts';
+import { RecordFunctions, type LogReads } from './record-functions.ts';
+import { RecordRowDecoder } from './decode-columns.ts';
+import { duckdbResourceOptions } from './sql-resources.ts';
+import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 
 /** A value of a result cell. */
 export type SqlValue = JS;
@@ -81,6 +86,12 @@ export interface QueryResult {
   /** `SELECT` or `EXPLAIN`. */
   statementType: string;
   elapsedMs: number;
+  /**
+   * What the query read back from the segments (values, headers, decoded columns are not kept in
+   * the tables: `record-functions.ts`); zero for queries over the kept columns. Counted over the
+   * session while the query ran, so queries running at the same time share their counts.
+   */
+  readFromLog: LogReads;
 }
 
 /** First keyword of a statement, skipping blanks, comments and opening parentheses. */
@@ -240,6 +251,7 @@ export class SqlSession {
   private constructor(
     private readonly prepared: PreparedTables,
     private readonly instance: DuckDBInstance,
+    private readonly functions: RecordFunctions,
   ) {}
 
   /**
@@ -251,9 +263,11 @@ export class SqlSession {
   static async open(path: string, opts: SqlSessionOptions = {}): Promise<SqlSession> {
     const prepared = await prepareLogTables(path, opts);
     let instance: DuckDBInstance;
+    let functions: RecordFunctions;
     try {
       instance = await DuckDBInstance.create(prepared.dbPath, {
         access_mode: 'READ_ONLY',
+        ...duckdbResourceOptions(),
         enable_external_access: 'false',
         autoinstall_known_extensions: 'false',
         autoload_known_extensions: 'false',
@@ -263,7 +277,24 @@ export class SqlSession {
       prepared.release();
       throw new KlxError('internal', `cannot open the SQL tables: ${(err as Error).message}`, { file: prepared.dbPath, cause: err });
     }
-    return new SqlSession(prepared, instance);
+    try {
+      const connection = await instance.connect();
+      try {
+        const decode = RecordRowDecoder.create(prepared.opened, opts.decode);
+        functions = RecordFunctions.register(connection, {
+          partitions: allPartitions(prepared.opened).map((p) => p.log),
+          valueCapBytes: opts.valueCapBytes ?? DEFAULT_VALUE_CAP_BYTES,
+          decoder: () => decode.decoder,
+        });
+      } finally {
+        connection.closeSync();
+      }
+    } catch (err) {
+      instance.closeSync();
+      prepared.release();
+      throw new KlxError('internal', `cannot open the SQL tables: ${(err as Error).message}`, { file: prepared.dbPath, cause: err });
+    }
+    return new SqlSession(prepared, instance, functions);
   }
 
   /** The opened folder (resolved path). */
@@ -284,6 +315,11 @@ export class SqlSession {
   /** What the build wrote, or null when the cache was reused. */
   get buildSummary(): BuildSummary | null {
     return this.prepared.summary;
+  }
+
+  /** What queries of this session read back from the segments so far. */
+  get readFromLog(): LogReads {
+    return this.functions.reads;
   }
 
   /** Fingerprint of the folder state the tables show. */
@@ -360,6 +396,7 @@ export class SqlSession {
     const limit = opts.limit ?? DEFAULT_ROW_LIMIT;
     if (!(limit === Infinity || (Number.isSafeInteger(limit) && limit >= 0))) throw new KlxError('invalid-argument', `limit must be a non-negative integer, got ${limit}`);
     const started = performance.now();
+    const reads0 = this.functions.reads;
     const cursor = await this.cursor(sql, opts);
     const rows: SqlValue[][] = [];
     let truncated = false;
@@ -378,7 +415,9 @@ export class SqlSession {
     } finally {
       cursor.close();
     }
-    return { columns: cursor.columns, rows, rowCount: rows.length, truncated, statementType: cursor.statementType, elapsedMs: performance.now() - started };
+    const reads1 = this.functions.reads;
+    const readFromLog = { batches: reads1.batches - reads0.batches, bytes: reads1.bytes - reads0.bytes };
+    return { columns: cursor.columns, rows, rowCount: rows.length, truncated, statementType: cursor.statementType, elapsedMs: performance.now() - started, readFromLog };
   }
 
   /** Stops running queries, closes the database and deletes temporary tables. Safe to call more than once. */
@@ -389,6 +428,7 @@ export class SqlSession {
     try {
       this.instance.closeSync();
     } finally {
+      this.functions.close();
       this.prepared.release();
     }
   }

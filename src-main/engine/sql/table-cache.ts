@@ -31,6 +31,7 @@ import { openPath, type OpenedLogs } from '../log/log-dir.ts';
 import { isProcessAlive } from '../log/log-lock.ts';
 import { buildLogTables, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
 import { CACHE_DIR_NAME, DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from './sql-defaults.ts';
+import { duckdbResourceOptions } from './sql-resources.ts';
 
 /** The cache folder's name and default place live in `sql-defaults.ts` (DuckDB-free, for the command line). */
 export { CACHE_DIR_NAME, defaultCacheDir };
@@ -205,7 +206,7 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
   const buildPath = persistent ? join(dir, `${key}-${state}.building-${process.pid}-${randomBytes(4).toString('hex')}.duckdb`) : finalPath;
   let summary: BuildSummary;
   try {
-    const instance = await DuckDBInstance.create(buildPath);
+    const instance = await DuckDBInstance.create(buildPath, duckdbResourceOptions());
     try {
       const conn = await instance.connect();
       try {

@@ -1,0 +1,92 @@
+/**
+ * Values, headers and decoded columns are not kept in the SQL cache (issue 16): they are read back
+ * from the segments, only by queries that name them, only for the rows those queries reach; the
+ * cache holds metadata only; a log rewritten under an open session is an error, never another
+ * record's bytes.
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildPartition, rec, tempDir, type BatchInput } from '../../support/log-builder.ts';
+import { openSql, rows, scalar } from './sql-test-helpers.ts';
+
+/** 20 batches of 50 records: keys k0..k99 (each written 10 times), values `value-<offset>-` + 200 × 'x'. */
+function bigLog(): string {
+  const batches: BatchInput[] = [];
+  for (let b = 0; b < 20; b++) {
+    const records = [];
+    for (let i = 0; i < 50; i++) {
+      const n = b * 50 + i;
+      records.push(rec(`k${n % 100}`, `value-${n}-${'x'.repeat(200)}`, 1000 + n));
+    }
+    batches.push({ baseOffset: BigInt(b * 50), records });
+  }
+  return buildPartition(tempDir(), { topic: 'big', segments: [{ batches: batches.slice(0, 10) }, { batches: batches.slice(10) }] });
+}
+
+describe('columns read back from the segments', () => {
+  it('queries over kept columns read nothing from the log; value queries read only the batches they reach', async () => {
+    const dir = bigLog();
+    const s = await openSql(dir);
+    const count = await s.query('SELECT count(*), sum(value_size), count(*) FILTER (WHERE is_tombstone) FROM records');
+    expect(count.rows[0]).toEqual([1000n, 1000n * 207n + BigInt([...Array(1000).keys()].reduce((a, n) => a + String(n).length, 0)), 0n]);
+    expect(count.readFromLog).toEqual({ batches: 0, bytes: 0 });
+    expect((await s.query('SELECT count(*) FROM state')).readFromLog.batches).toBe(0);
+
+    // state holds offsets 900..999: the last two batches of the second segment.
+    const st = await s.query('SELECT key_text, value_text FROM state ORDER BY "offset"');
+    expect(st.rowCount).toBe(100);
+    expect(st.rows[0]).toEqual(['k0', `value-900-${'x'.repeat(200)}`]);
+    expect(st.readFromLog.batches).toBe(2);
+
+    const one = await s.query(`SELECT value_text, headers FROM records WHERE "offset" = 123`);
+    expect(one.rows).toEqual([[`value-123-${'x'.repeat(200)}`, []]]);
+    expect(one.readFromLog.batches).toBe(1);
+
+    const all = await s.query('SELECT count(*) FROM records WHERE value_text LIKE $$value-5__-%$$');
+    expect(all.rows[0]).toEqual([100n]);
+    expect(all.readFromLog.batches).toBe(20);
+  });
+
+  it('the cache keeps metadata columns only: no value, headers or decoded column; keys stay', async () => {
+    const dir = bigLog();
+    const s = await openSql(dir);
+    const logBytes = Number(await scalar(s, 'SELECT sum(size_bytes) FROM segments'));
+    expect(logBytes).toBeGreaterThan(200_000);
+    const cols = (await rows(s, `SELECT column_name FROM duckdb_columns() WHERE schema_name = 'klx_internal' AND table_name = 'record_rows'`)).map((r) => r.column_name);
+    expect(cols).not.toContain('value');
+    expect(cols).not.toContain('headers');
+    expect(cols).not.toContain('value_decoded');
+    expect(cols).toContain('key');
+  });
+
+  it('decoded columns are computed when asked: JSON values decode, and only the rows reached are read', async () => {
+    const dir = buildPartition(tempDir(), {
+      topic: 'json',
+      segments: [{ batches: [{ baseOffset: 0n, records: [rec('a', '{"n":1}'), rec('b', '{"n":2}'), rec('a', null)] }] }],
+    });
+    const s = await openSql(dir);
+    const r = await s.query(`SELECT key_text, value_format, value_decoded->>'n' AS n, decode_error FROM records ORDER BY "offset"`);
+    expect(r.rows).toEqual([
+      ['a', 'json', '1', null],
+      ['b', 'json', '2', null],
+      ['a', r.rows[2]![1], null, null],
+    ]);
+    expect(r.readFromLog.batches).toBe(1);
+    const off = await openSql(dir, { decode: false });
+    expect((await off.query('SELECT value_format, value_decoded FROM records')).rows).toEqual([
+      [null, null],
+      [null, null],
+      [null, null],
+    ]);
+  });
+
+  it('a log rewritten under an open session gives an error naming the partition and place, not other bytes', async () => {
+    const dir = bigLog();
+    const s = await openSql(dir);
+    const log = join(dir, '00000000000000000000.log');
+    const size = statSync(log).size;
+    writeFileSync(log, Buffer.alloc(size)); // same size, zeros: no batch at any recorded position
+    await expect(s.query('SELECT value_text FROM records WHERE "offset" = 3')).rejects.toThrow(/the log changed since the SQL tables were built \(big-0, segment 0, position 0: no batch starts there\)/);
+  });
+});
