@@ -9,7 +9,7 @@ import vue from '@vitejs/plugin-vue';
 const OUT = process.env.KLX_OUT_DIR ? resolve(process.env.KLX_OUT_DIR) : resolve(__dirname, 'out');
 
 /**
- * Three builds: the Electron main process (ESM; plus its cleaner worker entry), the sandboxed preload (must be CommonJS in a
+ * Three builds: the Electron main process (ESM; plus its worker entries: the cleaner worker, the groups worker), the sandboxed preload (must be CommonJS in a
  * sandboxed renderer, so `[name].cjs`), and the Vue renderer, which the loopback bridge also serves.
  */
 export default defineConfig({
@@ -19,7 +19,12 @@ export default defineConfig({
       // Two entries: the main process, and the cleaner worker it starts in a worker thread
       // (`src-main/api/cleanup/cleaner-worker-runner.ts` looks for `cleaner-worker.js` next to `main.js`).
       lib: {
-        entry: { main: resolve(__dirname, 'src-main/electron/main.ts'), 'cleaner-worker': resolve(__dirname, 'src-main/api/cleanup/cleaner-worker.ts') },
+        entry: {
+          main: resolve(__dirname, 'src-main/electron/main.ts'),
+          'cleaner-worker': resolve(__dirname, 'src-main/api/cleanup/cleaner-worker.ts'),
+          // the groups worker (`src-main/api/groups/groups-worker-client.ts`, via core/entry-worker.ts)
+          'groups-worker': resolve(__dirname, 'src-main/api/groups/groups-worker.ts'),
+        },
         formats: ['es'],
       },
       rolldownOptions: {

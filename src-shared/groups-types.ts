@@ -166,3 +166,4 @@ export type GroupMemberRow = z.infer<typeof groupMemberRow>;
 export type GroupsListResult = z.infer<typeof groupsListResult>;
 export type GroupDescribeResult = z.infer<typeof groupDescribeResult>;
 export type CommitHistoryResult = z.infer<typeof commitHistoryResult>;
+export type PartitionCommitsResult = z.infer<typeof partitionCommitsResult>;

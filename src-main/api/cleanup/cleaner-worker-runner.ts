@@ -11,21 +11,16 @@
  * transpile cache still lives in the usual one), removed when it ends, so a terminated preview
  * leaves no clone of symbolic links behind.
  *
- * Where the worker module is:
- * - built app: `cleaner-worker.js` next to the main bundle (a second entry of the electron-vite
- *   main build), or one folder up when this code sits in a chunk folder;
- * - from TypeScript source (tsx, vitest, Playwright): `cleaner-worker.ts` next to this file, run
- *   through a small bootstrap that registers tsx's ESM loader in the worker first (Node 20 does not
- *   apply `--import` loaders given in a Worker's `execArgv` to its entry module).
+ * Where the worker module is: `cleaner-worker.js` next to the main bundle in the built app,
+ * `cleaner-worker.ts` next to this file from source (see `core/entry-worker.ts`).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
+import { startEntryWorker } from '../core/entry-worker.ts';
 import type { CleanerWorkerData, WorkerMessage } from './cleaner-worker-protocol.ts';
 import type { CleanerTask, CleanerTaskResult } from './cleanup-task.ts';
 
@@ -37,37 +32,8 @@ export interface WorkerRunOptions {
   terminateOnAbort?: boolean;
 }
 
-const here = fileURLToPath(import.meta.url);
-const fromSource = here.endsWith('.ts');
-
-/** The built worker file (see the module comment), or null. */
-function builtWorkerFile(): string | null {
-  for (const dir of [dirname(here), dirname(dirname(here))]) {
-    const f = join(dir, 'cleaner-worker.js');
-    if (existsSync(f)) return f;
-  }
-  return null;
-}
-
-/** The file URL of tsx's ESM API (`tsx/esm/api`, import condition), resolved from this file. */
-function tsxEsmApiUrl(): string {
-  const req = createRequire(import.meta.url);
-  const pkgPath = req.resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import?: { default?: string } } | string> };
-  const entry = pkg.exports['./esm/api'];
-  const rel = typeof entry === 'object' && entry.import?.default ? entry.import.default : './dist/esm/api/index.mjs';
-  return pathToFileURL(join(dirname(pkgPath), rel)).href;
-}
-
 function startWorker(data: CleanerWorkerData): Worker {
-  if (fromSource) {
-    const target = pathToFileURL(join(dirname(here), 'cleaner-worker.ts')).href;
-    const code = `import(${JSON.stringify(tsxEsmApiUrl())}).then((m) => { m.register(); return import(${JSON.stringify(target)}); });`;
-    return new Worker(code, { eval: true, workerData: data, execArgv: [] });
-  }
-  const file = builtWorkerFile();
-  if (!file) throw new KlxError('internal', `the cleaner worker (cleaner-worker.js) is missing next to ${here}: the build is incomplete`);
-  return new Worker(pathToFileURL(file), { workerData: data });
+  return startEntryWorker('cleaner-worker', import.meta.url, { workerData: data });
 }
 
 /**
