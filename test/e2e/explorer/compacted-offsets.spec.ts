@@ -103,11 +103,15 @@ test('the inspector decodes a real offset commit and a group metadata record of 
   await page.getByTestId('tab-records').click();
   await page.locator('[data-testid=record-row][data-offset="16"]').click();
   const editor = page.getByTestId('inspector-content');
-  await expect(page.getByTestId('decoder-consumer-offsets')).toHaveAttribute('aria-selected', 'true');
+  // Main's decode (the renderer decodes nothing): the value is OffsetCommitValue v3, the key names group and partition.
+  await expect(page.getByTestId('decoder-decoded')).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('decoded-format')).toContainText('(consumer-offsets)');
+  await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"offset": 9');
+  await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"commitTimestamp": 1685814551579');
+  await page.getByTestId('part-key').click();
   await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"group": "console-consumer-65070"');
   await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"topic": "test_topic_0603"');
-  await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"offset": "9"');
-  await expect(editor.locator('.monaco-editor .view-lines')).toContainText('"commitTimestamp": "1685814551579"');
+  await page.getByTestId('part-value').click();
   await page.screenshot({ path: `${SCREENSHOTS}/inspector.png` });
 
   // Group metadata with a member (partition 17, offset 0).

@@ -19,8 +19,7 @@
 import { defineStore } from 'pinia';
 import { computed, markRaw, ref, shallowRef } from 'vue';
 import type { Res } from '../../../../src-shared/contract.ts';
-import { summarizeConsumerOffsetsKey, summarizeConsumerOffsetsValue } from '../../../../src-shared/consumer-offsets.ts';
-import { HOLE_CAUSE_TEXT, type HoleRow, type ReadProblem, type RecordRow, type TableRow } from '../../../../src-shared/log-types.ts';
+import { HOLE_CAUSE_TEXT, type DecodedSummary, type HoleRow, type ReadProblem, type RecordRow, type TableRow } from '../../../../src-shared/log-types.ts';
 import { api } from '../../api/client.ts';
 import { fromBase64, previewText } from '../../lib/bytes.ts';
 import { bytes, group, isoMs } from '../../lib/format.ts';
@@ -77,12 +76,10 @@ export class DisplayRow {
   readonly from: bigint;
   readonly to: bigint;
   readonly row: TableRow;
-  private readonly consumerOffsets: boolean;
   private cached: RowText | null = null;
 
-  constructor(row: TableRow, consumerOffsets: boolean) {
+  constructor(row: TableRow) {
     this.row = row;
-    this.consumerOffsets = consumerOffsets;
     if (row.kind === 'hole') {
       this.kind = 'hole';
       this.key = `h:${row.from}:${row.to}:${row.cause}`;
@@ -98,7 +95,7 @@ export class DisplayRow {
 
   /** The display strings (made on first use, then kept). */
   get text(): RowText {
-    return (this.cached ??= textOf(this.row, this.consumerOffsets));
+    return (this.cached ??= textOf(this.row));
   }
 
   /** Whether {@link text} was made already. */
@@ -118,25 +115,20 @@ function preview(p: RecordRow['key']): { text: string; cls: RowText['keyClass'] 
 }
 
 /**
- * The Key and Value cells of a record as the table shows them: UTF-8 text, hex for binary bytes,
- * and for `__consumer_offsets` (`consumerOffsets`) the decoded summary of the key and value. Search
- * results use it too, so a key reads the same in both.
+ * The Key and Value cells of a record as the table shows them: main's decoded one-line text where a
+ * format other than plain UTF-8 read the bytes (the topic's format choice, `auto` by default), the
+ * bytes (text, or hex when binary) followed by ⚠ and main's reason where decoding failed, and the
+ * bytes as text otherwise. The renderer decodes nothing itself. Search results use it too, so a
+ * key reads the same in both.
  */
-export function cellsOf(key: RecordRow['key'], value: RecordRow['value'], consumerOffsets: boolean): { key: ReturnType<typeof preview>; value: ReturnType<typeof preview> } {
+export function cellsOf(key: RecordRow['key'], value: RecordRow['value'], keyDecoded?: DecodedSummary, valueDecoded?: DecodedSummary): { key: ReturnType<typeof preview>; value: ReturnType<typeof preview> } {
   let k = preview(key);
   let v = preview(value);
-  if (consumerOffsets && key) {
-    const kb = fromBase64(key.base64);
-    const sk = kb.length === key.size ? summarizeConsumerOffsetsKey(kb) : null;
-    if (sk) {
-      k = { text: sk.text, cls: 'decoded' };
-      const vb = value ? fromBase64(value.base64) : null;
-      const complete = value === null || vb!.length === value.size;
-      const sv = complete ? summarizeConsumerOffsetsValue(sk.key, vb) : null;
-      if (sv !== null) v = { text: sv, cls: value === null ? 'null' : 'decoded' };
-      else if (value) v = { text: `${sk.key.type === 'group-metadata' ? 'group metadata' : 'value'} (${value.size} B: see the inspector)`, cls: 'decoded' };
-    }
-  }
+  const dk = keyDecoded;
+  const dv = valueDecoded;
+  if (dk && key && dk.format !== 'string') k = dk.text !== null ? { text: dk.error ? `${dk.text} ⚠ ${dk.error}` : dk.text, cls: 'decoded' } : { text: `${k.text} ⚠ ${dk.error ?? ''}`, cls: k.cls };
+  if (dv && value && dv.format !== 'string') v = dv.text !== null ? { text: dv.error ? `${dv.text} ⚠ ${dv.error}` : dv.text, cls: 'decoded' } : { text: `${v.text} ⚠ ${dv.error ?? ''}`, cls: v.cls };
+  else if (dv && value === null && dv.text === '<DELETE>') v = { text: '<DELETE>', cls: 'null' };
   return { key: k, value: v };
 }
 
@@ -151,8 +143,8 @@ export function flagsOf(r: RecordRow): RowFlag[] {
   return flags;
 }
 
-/** Display strings of one row. `consumerOffsets`: decode keys/values of `__consumer_offsets`. */
-export function textOf(row: TableRow, consumerOffsets: boolean): RowText {
+/** Display strings of one row (key and value as {@link cellsOf} makes them). */
+export function textOf(row: TableRow): RowText {
   if (row.kind === 'hole') {
     const n = BigInt(row.count);
     const what = n === 0n ? 'no offsets' : n === 1n ? `offset ${group(row.from)} absent` : `offsets ${group(row.from)} – ${group(row.to)} absent (${group(row.count)})`;
@@ -173,26 +165,7 @@ export function textOf(row: TableRow, consumerOffsets: boolean): RowText {
     };
   }
   const r = row;
-  let k = preview(r.key);
-  let v = preview(r.value);
-  if (consumerOffsets && !r.control && r.key) {
-    const kb = fromBase64(r.key.base64);
-    const sk = kb.length === r.key.size ? summarizeConsumerOffsetsKey(kb) : null;
-    if (sk) {
-      k = { text: sk.text, cls: 'decoded' };
-      const vb = r.value ? fromBase64(r.value.base64) : null;
-      const complete = r.value === null || vb!.length === r.value.size;
-      const sv = complete ? summarizeConsumerOffsetsValue(sk.key, vb) : null;
-      if (sv !== null) v = { text: sv, cls: r.value === null ? 'null' : 'decoded' };
-      else if (r.value) v = { text: `${sk.key.type === 'group-metadata' ? 'group metadata' : 'value'} (${r.value.size} B: see the inspector)`, cls: 'decoded' };
-    }
-  }
-  // Main's decode layer (the topic's formats): its one-line text, or the bytes plus why they did not decode.
-  const dk = r.keyDecoded;
-  const dv = r.valueDecoded;
-  if (dk && r.key && dk.format !== 'string') k = dk.text !== null ? { text: dk.text, cls: 'decoded' } : { text: `${k.text} ⚠ ${dk.error ?? ''}`, cls: k.cls };
-  if (dv && r.value && dv.format !== 'string') v = dv.text !== null ? { text: dv.error ? `${dv.text} ⚠ ${dv.error}` : dv.text, cls: 'decoded' } : { text: `${v.text} ⚠ ${dv.error ?? ''}`, cls: v.cls };
-  else if (dv && r.value === null && dv.text === '<DELETE>') v = { text: '<DELETE>', cls: 'null' };
+  let { key: k, value: v } = cellsOf(r.key, r.value, r.keyDecoded, r.valueDecoded);
   const flags = flagsOf(r);
   if (r.control) {
     k = { text: `control key ${r.control.type} (type ${r.control.typeId})`, cls: 'decoded' };
@@ -217,9 +190,9 @@ export function textOf(row: TableRow, consumerOffsets: boolean): RowText {
   };
 }
 
-/** A row of the table (its display strings are made on first use). `consumerOffsets`: decode keys/values of `__consumer_offsets`. */
-export function displayOf(row: TableRow, consumerOffsets: boolean): DisplayRow {
-  return new DisplayRow(row, consumerOffsets);
+/** A row of the table (its display strings are made on first use). */
+export function displayOf(row: TableRow): DisplayRow {
+  return new DisplayRow(row);
 }
 
 /**
@@ -249,7 +222,7 @@ function endOf(r: DisplayRow): bigint {
 }
 
 /** Joins two runs of rows, merging a hole cut in two by the page boundary. */
-function join(a: DisplayRow[], b: DisplayRow[], co: boolean): DisplayRow[] {
+function join(a: DisplayRow[], b: DisplayRow[]): DisplayRow[] {
   const last = a[a.length - 1];
   const first = b[0];
   if (last && first && last.kind === 'hole' && first.kind === 'hole') {
@@ -257,7 +230,7 @@ function join(a: DisplayRow[], b: DisplayRow[], co: boolean): DisplayRow[] {
     const y = first.row as HoleRow;
     if (x.cause === y.cause && BigInt(x.count) > 0n && BigInt(y.count) > 0n && last.to + 1n === first.from) {
       const merged: HoleRow = { ...x, to: y.to, count: String(first.to - last.from + 1n) };
-      return [...a.slice(0, -1), displayOf(merged, co), ...b.slice(1)];
+      return [...a.slice(0, -1), displayOf(merged), ...b.slice(1)];
     }
   }
   return a.concat(b);
@@ -265,6 +238,8 @@ function join(a: DisplayRow[], b: DisplayRow[], co: boolean): DisplayRow[] {
 
 export const useRecords = defineStore('records', () => {
   const dir = ref<string | null>(null);
+  /** The topic of the partition shown (its format choices apply). */
+  const topic = ref<string | null>(null);
   const isolation = ref<'read_uncommitted' | 'read_committed'>('read_uncommitted');
   const rows = shallowRef<DisplayRow[]>([]);
   const startCursor = ref<string | null>(null);
@@ -301,15 +276,14 @@ export const useRecords = defineStore('records', () => {
   const maxSize = ref(0);
   /**
    * About how many characters the longest key preview seen in this partition has (bytes of the key,
-   * at most 64; the fixed texts of null keys, control keys and decoded `__consumer_offsets` keys):
+   * at most 64; the fixed texts of null keys and control keys; main's decoded key text):
    * the Key column is made no wider than keys need, leaving the room to values.
    */
   const maxKeyChars = ref(0);
   const maxSizeText = computed(() => (maxSize.value < 100_000 ? String(maxSize.value) : bytes(maxSize.value)));
   let gen = 0;
-  let consumerOffsets = false;
-  /** Bytes of each key/value sent with a page: enough for a table cell, or to decode `__consumer_offsets` records. */
-  const previewBytes = () => (consumerOffsets ? 2048 : 256);
+  /** Bytes of each key/value sent with a page: enough for a table cell (main sends the decoded text beside them). */
+  const previewBytes = () => 256;
 
   const selectedIndex = computed(() => (selectedKey.value === null ? -1 : rows.value.findIndex((r) => r.key === selectedKey.value)));
   /**
@@ -351,14 +325,15 @@ export const useRecords = defineStore('records', () => {
    */
   const toRows = (p: Res<'log.records'>, backward = false): DisplayRow[] => {
     const t0 = performance.now();
-    const out = p.rows.map((r) => displayOf(r, consumerOffsets));
+    const out = p.rows.map((r) => displayOf(r));
     let sets: string[] | null = null;
     let big = maxSize.value;
     let keyChars = maxKeyChars.value;
     for (const r of p.rows) {
       if (r.kind !== 'record') continue;
       if (r.size > big) big = r.size;
-      const k = r.control ? 18 : r.key === null ? 6 : consumerOffsets ? 64 : Math.min(64, Math.max(7, r.key.size));
+      const decodedKey = r.keyDecoded && r.keyDecoded.format !== 'string' ? (r.keyDecoded.text ?? '').length : null;
+      const k = r.control ? 18 : r.key === null ? 6 : Math.min(64, Math.max(7, decodedKey ?? r.key.size));
       if (k > keyChars) keyChars = k;
       if (!hasHeaders.value && r.headers.length > 0) hasHeaders.value = true;
       if (r.control === null && !r.aborted && !r.transactional && r.value !== null && r.crcValid !== false) continue;
@@ -375,7 +350,7 @@ export const useRecords = defineStore('records', () => {
   };
 
   /** Shows a partition from its first record. */
-  async function open(partitionDir: string, topic: string): Promise<void> {
+  async function open(partitionDir: string, partitionTopic: string): Promise<void> {
     // Pages asked for the previous partition are stale: their answers are dropped (generation), and
     // its cursors must not be used for this one (a page load between now and the first page would
     // ask the new partition for the old partition's offset).
@@ -383,7 +358,7 @@ export const useRecords = defineStore('records', () => {
     startCursor.value = null;
     endCursor.value = null;
     dir.value = partitionDir;
-    consumerOffsets = topic === '__consumer_offsets';
+    topic.value = partitionTopic;
     problems.value = [];
     rows.value = [];
     rowBase.value = 0;
@@ -444,7 +419,7 @@ export const useRecords = defineStore('records', () => {
         bounds(fwd);
         noteProblems(back);
         noteProblems(fwd);
-        next = join(toRows(back, true), toRows(fwd), consumerOffsets);
+        next = join(toRows(back, true), toRows(fwd));
         start = back.prevCursor;
         end = fwd.nextCursor;
         focus = next.findIndex((r) => r.from <= target && target <= r.to && r.to >= r.from);
@@ -481,7 +456,7 @@ export const useRecords = defineStore('records', () => {
       if (mine !== gen || endCursor.value !== cursor) return;
       bounds(p);
       noteProblems(p);
-      let next = join(rows.value, toRows(p), consumerOffsets);
+      let next = join(rows.value, toRows(p));
       endCursor.value = p.nextCursor;
       const excess = next.length - MAX_ROWS;
       if (excess > 0 && top.value > excess + MARGIN) {
@@ -513,7 +488,7 @@ export const useRecords = defineStore('records', () => {
       bounds(p);
       noteProblems(p);
       const before = toRows(p, true);
-      const joined = join(before, rows.value, consumerOffsets);
+      const joined = join(before, rows.value);
       const added = joined.length - rows.value.length;
       let next = joined;
       top.value += added;
@@ -594,6 +569,7 @@ export const useRecords = defineStore('records', () => {
 
   return {
     dir,
+    topic,
     isolation,
     rows,
     rowBase,
