@@ -1,0 +1,68 @@
+/**
+ * One measured step of the SQL bench (`sql.bench.ts`), run in a fresh process so that its peak RSS
+ * (`process.resourceUsage().maxRSS`) is the step's own:
+ *
+ * - `ours LOGDIR CACHEDIR`: build the tables of LOGDIR (cold: the cache folder is emptied first) and
+ *   answer `SELECT count(*) FROM state`; then one query that reads values back from the log
+ *   (`sum(octet_length(value)) FROM state`).
+ * - `parquet FILE DBFILE` / `ndjson FILE DBFILE`: DuckDB loads the same records from FILE into a
+ *   table of a fresh database file (`CREATE TABLE ... AS SELECT * FROM read_parquet/read_json`),
+ *   checkpointed, with the same DuckDB resource settings as ours.
+ *
+ * Prints one JSON line: seconds (wall), cpuSeconds (all threads), maxRssBytes, and the step's figures.
+ */
+import { rmSync, statSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { SqlSession } from '../src-main/engine/sql/sql-session.ts';
+import { duckdbResourceOptions } from '../src-main/engine/sql/sql-resources.ts';
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ seconds: number; cpuSeconds: number; result: T }> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await fn();
+  const c = process.cpuUsage(c0);
+  return { seconds: (performance.now() - t0) / 1000, cpuSeconds: (c.user + c.system) / 1e6, result };
+}
+
+const [mode, a, b] = process.argv.slice(2);
+if (mode === 'ours') {
+  rmSync(b!, { recursive: true, force: true });
+  let session: SqlSession | undefined;
+  const build = await timed(async () => {
+    session = await SqlSession.open(a!, { cacheDir: b! });
+    return (await session.query('SELECT count(*) FROM state')).rows[0]![0];
+  });
+  const s = session!;
+  const values = await timed(() => s.query('SELECT sum(octet_length("value")) FROM state'));
+  const out = {
+    seconds: build.seconds,
+    cpuSeconds: build.cpuSeconds,
+    state: String(build.result),
+    records: s.buildSummary?.records ?? 0,
+    cacheBytes: statSync(s.dbPath).size,
+    valueQuerySeconds: values.seconds,
+    valueQueryBatches: values.result.readFromLog.batches,
+    valueQueryBytes: values.result.readFromLog.bytes,
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
+  s.close();
+  console.log(JSON.stringify(out));
+} else if (mode === 'parquet' || mode === 'ndjson') {
+  rmSync(b!, { force: true });
+  const reader = mode === 'parquet' ? `read_parquet('${a}')` : `read_json('${a}', format = 'newline_delimited')`;
+  const t = await timed(async () => {
+    const instance = await DuckDBInstance.create(b!, duckdbResourceOptions());
+    const conn = await instance.connect();
+    await conn.run(`CREATE TABLE record_rows AS SELECT * FROM ${reader}`);
+    await conn.run('CHECKPOINT');
+    const n = (await conn.runAndReadAll('SELECT count(*) FROM record_rows')).getRowsJS()[0]![0];
+    conn.closeSync();
+    instance.closeSync();
+    return n;
+  });
+  console.log(JSON.stringify({ seconds: t.seconds, cpuSeconds: t.cpuSeconds, records: String(t.result), dbBytes: statSync(b!).size, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+  rmSync(b!, { force: true });
+} else {
+  console.error('usage: sql-child.ts ours LOGDIR CACHEDIR | parquet FILE DB | ndjson FILE DB');
+  process.exit(2);
+}
