@@ -307,19 +307,28 @@ const REPAIR_HELP_AFTER = `
 What repair does, per partition (as a broker does at startup, Kafka's LogLoader):
   - deletes *.deleted and stale *.tmp files, incomplete cleaner output (.cleaned, and the .swap
     files of an unfinished split), completes finished swaps (.swap -> final name);
-  - deletes index files without a .log; rebuilds missing, corrupt, stale or untrimmed indexes;
-  - without .kafka_cleanshutdown: re-validates every segment from the recovery point on, batch by
-    batch, and rebuilds its indexes trimmed, exactly as a broker writes them;
+  - deletes index files without a .log; rebuilds missing, corrupt, stale or untrimmed indexes
+    (a broker rebuilds only those of the segments it recovers, and of a segment whose .index is
+    missing; the plan says which);
+  - without .kafka_cleanshutdown: re-validates every segment from the one holding the recovery
+    point (recovery-point-offset-checkpoint) on, batch by batch, and rebuilds its indexes trimmed,
+    exactly as a broker writes them; after a clean shutdown a broker recovers no segment;
   - creates an empty segment when none is left; drops leader epochs and producer snapshots that
     lie beyond the new log end.
 
 Damaged .log files:
-  default                   only bytes that are not valid batches are cut: a partial, zeroed or
-                            overwritten TAIL (nothing valid after it). A corrupt region with valid
-                            batches after it is reported and left in place: no valid record is
-                            ever dropped (exit code 1 tells you a decision is needed).
-  --truncate-at-corruption  the broker's behaviour: cut the segment at the first invalid batch even
-                            when valid batches follow, and delete every later segment. The plan
+  default                   only bytes that are not valid batches are cut, and only where a broker
+                            would cut them: a partial, zeroed or overwritten TAIL (nothing valid
+                            after it) of the last segment, when a broker recovers that segment.
+                            Anything else is reported and left in place, with what a broker would
+                            do: cut it and delete later segments, or not notice it at all (below
+                            the recovery point, after a clean shutdown, or a complete batch whose
+                            CRC is valid): consumers then fail at that offset. No valid record is
+                            dropped and no offset gap is made (exit code 1 tells you a decision is
+                            needed).
+  --truncate-at-corruption  cut the segment at the first invalid batch even when valid batches
+                            follow, and delete every later segment: the broker's behaviour for a
+                            segment it recovers, your choice for any other. The plan
                             counts the valid batches and records this drops; run --dry-run first.
 
 Every step is crash-safe: after an interruption, run repair again to finish. Stop the broker that
@@ -331,7 +340,7 @@ function registerRepair(program: Command): void {
     .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run) and prints what it did")
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
-    .option('--truncate-at-corruption', 'broker behaviour: cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records)')
+    .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers, your choice for any other')
     .option('--json', 'print NDJSON: {"type":"plan",...} and {"type":"applied",...} per partition, then {"type":"summary",...}')
     .addHelpText('after', REPAIR_HELP_AFTER)
     .action(async (dir: string, opts: RepairCliOptions) => (await import('./commands/repair.ts')).runRepair(dir, opts));

@@ -178,6 +178,9 @@ describe('klx repair', () => {
     const r = klx('repair', root);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`! left in place: orders-0/${name(0, '.log')}@${position}: CRC mismatch in the batch at offsets 10..10; 29 valid batches (29 records) follow it`);
+    // The log directory had a clean shutdown: a broker recovers nothing at startup (issue 13 finding 3).
+    expect(r.stdout).toContain('A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 10');
+    expect(r.stdout).not.toContain('A broker would cut');
     expect(hashes(dir)[name(0, '.log')]).toBe(logHash);
     expect(klx('verify', root).code).toBe(1);
 
@@ -195,7 +198,8 @@ describe('klx repair', () => {
     const r = klx('repair', '--help');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--truncate-at-corruption');
-    expect(r.stdout).toContain('only bytes that are not valid batches are cut');
-    expect(r.stdout).toContain("the broker's behaviour: cut the segment at the first invalid batch");
+    expect(r.stdout).toContain('only bytes that are not valid batches are cut, and only where a broker');
+    expect(r.stdout).toContain("the broker's behaviour for a");
+    expect(r.stdout).toContain('recovery-point-offset-checkpoint');
   });
 });

@@ -14,15 +14,26 @@
  *    deleted and the indexes rebuilt from the new `.log` (they are derived data).
  * 3. Orphan indexes (pass 3) are deleted; a segment with a missing, corrupt, stale or untrimmed
  *    index gets its indexes rebuilt.
- * 4. Without a clean-shutdown marker, every segment from the one holding the recovery point on is
- *    re-validated and its indexes rebuilt as a broker writes them (`buildOffsetIndexEntries`,
- *    `buildTimeIndexEntries` with the final entry, trimmed). Any segment with damage is validated
- *    too, whatever the marker says.
- * 5. Truncation. A valid record is never dropped by default: a segment is cut only where everything
- *    from the first invalid batch to the end of the file is not a valid batch (a partial or zeroed
- *    tail). A corrupt region with valid batches after it is reported in `unresolved` and left alone,
- *    unless `truncateAtCorruption` asks for the broker's behaviour: cut at the first invalid batch and
- *    delete every later segment (their records are counted in the plan).
+ * 4. Which segments a broker recovers (`LogLoader.recoverLog`, `LogLoader.loadSegmentFiles`):
+ *    without `.kafka_cleanshutdown`, every segment from the one holding the recovery point
+ *    (`recovery-point-offset-checkpoint`; none: 0) on; after a clean shutdown none. Also, whatever
+ *    the marker, a segment whose `.index` file is missing (`LogSegment.sanityCheck` throws
+ *    `NoSuchFileException`, and `loadSegmentFiles` recovers that segment alone, keeping the later
+ *    ones). A recovered segment is re-validated and its indexes rebuilt as a broker writes them
+ *    (`buildOffsetIndexEntries`, `buildTimeIndexEntries` with the final entry, trimmed). Every
+ *    segment is read here so that damage a broker would not notice is reported too.
+ * 5. Truncation (`LogSegment.recover`: it stops at the first batch that fails
+ *    `RecordBatch.ensureValid`, which checks only the size and the CRC, so a complete batch of an
+ *    unknown magic with a valid CRC is kept). By default a segment is cut only where a broker would
+ *    cut it and nothing valid is lost: a recovered segment whose bytes from the first invalid batch
+ *    to the end are not batches (a partial or zeroed tail), and only when it is the last segment (a
+ *    cut with later segments kept would leave an offset gap; a broker recovering it deletes them,
+ *    `LogLoader.recoverLog`). Everything else is reported in `unresolved` with what a broker would
+ *    do: cut and delete the later segments (recovered segment), or not notice it at all (below the
+ *    recovery point, or after a clean shutdown: consumers then fail at that offset).
+ *    `truncateAtCorruption` cuts at the first invalid batch and deletes every later segment (their
+ *    records are counted in the plan): the broker's behaviour for a recovered segment, the user's
+ *    choice for any other.
  * 6. An empty segment is created at the log start offset when none is left; leader-epoch entries
  *    starting after the new log end offset and producer snapshots beyond it are removed.
  *
@@ -34,7 +45,9 @@
  */
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
-import { scanLogFile } from '../format/log-reader.ts';
+import { crc32c } from '../format/crc.ts';
+import { FileSource, MAX_ENTRY_BYTES, scanLogFile } from '../format/log-reader.ts';
+import { LOG_OVERHEAD, V2_HEADER_SIZE } from '../format/types.ts';
 import { parseSegmentFileName, segmentFileName } from '../files/file-names.ts';
 import { readFileBytes } from '../files/fsync-write.ts';
 import { buildOffsetIndexEntries, encodeOffsetIndex, type IndexableBatch, type OffsetIndexEntry } from '../files/offset-index.ts';
@@ -133,8 +146,14 @@ export type RecoveryAction = DeleteFileAction | RenameAction | DeleteSegmentActi
 
 /** Something the plan reports but does not change. */
 export interface PlanNote {
-  /** `needs-truncate-flag`: corruption with valid batches after it; `kafka-differs`: a broker would do more; `cannot-rebuild`: offsets do not allow an index. */
-  kind: 'needs-truncate-flag' | 'kafka-differs' | 'cannot-rebuild';
+  /**
+   * `needs-truncate-flag`: damage in a segment a broker recovers, left because cutting it would drop
+   * valid records or leave an offset gap; `not-recovered-by-broker`: damage a broker would not
+   * notice at startup (below the recovery point, after a clean shutdown, or a batch that passes
+   * `RecordBatch.ensureValid`); `kafka-differs`: a broker would do more; `cannot-rebuild`: offsets
+   * do not allow an index.
+   */
+  kind: 'needs-truncate-flag' | 'not-recovered-by-broker' | 'kafka-differs' | 'cannot-rebuild';
   file: string;
   position?: number;
   reason: string;
@@ -182,6 +201,33 @@ export function* validBatchesOf(log: string, limit: number): Generator<Indexable
     if (e.type === 'batch' && e.header.crcValid !== false) {
       yield { position: e.header.position, size: e.header.size, lastOffset: e.header.lastOffset, maxTimestamp: e.header.maxTimestamp };
     }
+  }
+}
+
+/**
+ * When the bytes at `position` of `log` are a complete batch whose magic is above 2 with a valid
+ * CRC-32C, the sentence saying so; else null. Kafka reads any magic ≥ 2 as a v2 batch
+ * (`FileLogInputStream.nextBatch`) and `DefaultRecordBatch.ensureValid` checks only its size and
+ * CRC, so `LogSegment.recover` keeps such a batch.
+ */
+function brokerAcceptedBatch(log: string, position: number, fileSize: number): string | null {
+  if (fileSize - position < V2_HEADER_SIZE) return null;
+  const head = readRange(log, position, V2_HEADER_SIZE);
+  const total = head.readInt32BE(8) + LOG_OVERHEAD;
+  const magic = head.readInt8(16);
+  if (magic <= 2 || total < V2_HEADER_SIZE || position + total > fileSize || total > MAX_ENTRY_BYTES) return null;
+  const bytes = readRange(log, position, total);
+  if (crc32c(bytes.subarray(21)) >>> 0 !== bytes.readUInt32BE(17)) return null;
+  return `It is a complete batch of magic ${magic} (${total} bytes) whose CRC-32C is valid`;
+}
+
+/** `length` bytes of `file` from `position`. */
+function readRange(file: string, position: number, length: number): Buffer {
+  const src = new FileSource(file);
+  try {
+    return src.read(position, length);
+  } finally {
+    src.close();
   }
 }
 
@@ -367,22 +413,52 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
     bytesBefore += scan.logSize;
     for (const f of scan.findings) counts[f.severity]++;
     if (ref.isActive) logEndBefore = scan.nextOffset ?? ref.baseOffset;
+    // LogLoader.recoverLog: segments from the one holding the recovery point on, unless clean shutdown.
     const recovered = !cleanShutdown && i >= recoverFrom;
+    // LogLoader.loadSegmentFiles: a missing .index makes a broker recover this segment alone.
+    const recoveredAlone = !recovered && ref.index === null;
     const fi = scan.firstInvalid;
     let truncateTo: number | null = null;
     let kind: TruncateLogAction['kind'] = 'invalid-tail';
     if (fi) {
-      if (scan.validBatchesAfterInvalid === 0) {
+      const later = refs.length - 1 - i;
+      const tailOnly = scan.validBatchesAfterInvalid === 0;
+      const accepted = fi.kind === 'damage' ? brokerAcceptedBatch(ref.log, fi.position, scan.logSize) : null;
+      const follows = tailOnly ? 'nothing valid follows it' : `${scan.validBatchesAfterInvalid} valid batch${scan.validBatchesAfterInvalid === 1 ? '' : 'es'} (${scan.recordsAfterInvalid} records) follow it`;
+      const failAt = scan.nextOffsetBeforeInvalid ?? ref.baseOffset;
+      const laterText = later === 0 ? '' : ` and delete the ${later} later segment${later === 1 ? '' : 's'} (LogLoader.recoverLog)`;
+      if (truncateAtCorruption) {
         truncateTo = fi.position;
-      } else if (truncateAtCorruption) {
+        kind = tailOnly ? 'invalid-tail' : 'corruption';
+      } else if (accepted !== null) {
+        unresolved.push({
+          kind: 'not-recovered-by-broker',
+          file: finalLog,
+          position: fi.position,
+          reason: `${fi.reason}; ${follows}: left in place. ${accepted}, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); consumers fail at offset ${failAt}. Cutting it is your choice (--truncate-at-corruption), not the broker's`,
+        });
+      } else if (!recovered && !recoveredAlone) {
+        const why = cleanShutdown
+          ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
+          : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;
+        unresolved.push({
+          kind: 'not-recovered-by-broker',
+          file: finalLog,
+          position: fi.position,
+          reason: `${fi.reason}; ${follows}: left in place. A broker would not notice it at startup: ${why} (LogLoader.recoverLog); consumers with check.crcs=true fail at offset ${failAt}. Cutting the segment here is your choice (--truncate-at-corruption), not the broker's`,
+        });
+      } else if (tailOnly && later === 0) {
         truncateTo = fi.position;
-        kind = 'corruption';
       } else {
+        const brokerDoes = recovered
+          ? `A broker would cut the segment at byte ${fi.position} (LogSegment.recover)${laterText}`
+          : `Its .index is missing, so a broker would recover this segment alone and cut it at byte ${fi.position} (LogLoader.loadSegmentFiles, LogSegment.recover), keeping the ${later} later segment${later === 1 ? '' : 's'} and leaving an offset gap before ${refs[i + 1]?.baseOffset ?? failAt}`;
+        const klxKeeps = tailOnly ? 'klx keeps the later segments and leaves no offset gap' : 'no valid record is dropped by default';
         unresolved.push({
           kind: 'needs-truncate-flag',
           file: finalLog,
           position: fi.position,
-          reason: `${fi.reason}; ${scan.validBatchesAfterInvalid} valid batch${scan.validBatchesAfterInvalid === 1 ? '' : 'es'} (${scan.recordsAfterInvalid} records) follow it: left in place. A broker would cut the segment at byte ${fi.position} and delete every later segment; ask for that with --truncate-at-corruption`,
+          reason: `${fi.reason}; ${follows}: left in place (${klxKeeps}). ${brokerDoes}; ask for the cut and the deletion of every later segment with --truncate-at-corruption`,
         });
       }
     }
@@ -399,16 +475,12 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         droppedRecords: kind === 'corruption' ? scan.recordsAfterInvalid : 0,
         nextOffset: segNextAfter,
         reason:
-          kind === 'corruption'
-            ? `${fi!.reason}: cut at the first invalid batch as a broker does, dropping ${scan.validBatchesAfterInvalid} valid batches (${scan.recordsAfterInvalid} records) after it`
-            : `${scan.logSize - truncateTo} bytes from position ${truncateTo} are not a valid batch (${fi!.reason}); no valid batch follows`,
+          (kind === 'corruption'
+            ? `${fi!.reason}: cut at the first invalid batch, dropping ${scan.validBatchesAfterInvalid} valid batches (${scan.recordsAfterInvalid} records) after it`
+            : `${scan.logSize - truncateTo} bytes from position ${truncateTo} are not a valid batch (${fi!.reason}); no valid batch follows`) +
+          (recovered ? ' (a broker does the same: LogSegment.recover)' : recoveredAlone ? ' (a broker does the same: its .index is missing, LogLoader.loadSegmentFiles)' : ' (your choice: a broker would not recover this segment at startup, LogLoader.recoverLog)'),
       });
-      if (i < refs.length - 1) {
-        if (truncateAtCorruption) cutAt = i;
-        else if (recovered) {
-          notes.push({ kind: 'kafka-differs', file: finalLog, position: truncateTo, reason: `a broker would also delete the ${refs.length - 1 - i} later segment(s) after this truncation; klx keeps their valid records (use --truncate-at-corruption for the broker's behaviour)` });
-        }
-      }
+      if (i < refs.length - 1) cutAt = i;
     }
     // Index rebuilds.
     const isIdx = (f: string) => f === ref.indexPath || f === ref.index;
@@ -453,8 +525,10 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
             : truncateTo !== null
               ? 'segment truncated'
               : recovered
-                ? 'unclean shutdown: segment at/after the recovery point'
-                : 'index missing or inconsistent with the .log';
+                ? 'unclean shutdown: segment at/after the recovery point, recovered by a broker (LogLoader.recoverLog)'
+                : recoveredAlone
+                  ? 'its .index is missing: a broker recovers the segment and rebuilds it (LogLoader.loadSegmentFiles)'
+                  : 'index missing or inconsistent with the .log; a broker at startup would not rebuild it (LogSegment.sanityCheck checks only that the .index exists)';
           action.reason = `rebuild ${why.join(', ')} from the .log as a broker writes them, trimmed (${cause})`;
           rebuilds.push(action);
         }

@@ -21,7 +21,7 @@ export interface UiError {
 
 const TITLES: Record<ErrorCode, string> = {
   'truncated-batch': 'Truncated batch',
-  'invalid-tail': 'Invalid bytes at the end of a segment',
+  'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog, LogSegment.recover); `klx repair` says which and does the same after a preview.',
   'corrupt-region': 'Corrupt region in a segment',
   'unknown-magic': 'Unknown record format (magic byte)',
   'unknown-codec': 'Unknown compression codec',
@@ -47,7 +47,7 @@ const TITLES: Record<ErrorCode, string> = {
 };
 
 const HINTS: Partial<Record<ErrorCode, string>> = {
-  'truncated-batch': 'The last batch of the segment is cut (a crash or an incomplete copy). The records before it are intact; `klx repair <partition>` truncates the cut batch as a broker does at startup.',
+  'truncated-batch': 'The last batch of the segment is cut (a crash or an incomplete copy). The records before it are intact. A broker cuts it at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog); `klx repair <partition>` says which and cuts it after a preview.',
   'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at recovery; `klx repair <partition>` does the same after a preview.',
   'corrupt-region': 'Valid batches follow the damaged bytes. Run Verify to list every damaged region; copy the partition from a healthy replica if you can.',
   'corrupt-batch': 'The batch frame and CRC are fine but its records cannot be decoded. Run Verify for the full list; the batches around it are still readable.',
@@ -55,7 +55,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'offset-overflow': 'A batch claims offsets past 2^63 − 1, which no broker can write. The partition is damaged at that batch; the other partitions are unaffected.',
   'crc-mismatch': 'The bytes changed after the broker wrote them. Run Verify to list every damaged batch; prefer a copy from a healthy replica.',
   'corrupt-record': 'A consumer with check.crcs=true (the default) stops at this batch (Kafka CompletedFetch) until it seeks past it. The explorer still shows its records, flagged.',
-  'corrupt-index': 'A broker rebuilds a corrupt index at startup; `klx repair <partition>` rebuilds it here after a preview. Records are still readable without it.',
+  'corrupt-index': 'A broker rebuilds the indexes of the segments it recovers at startup (Kafka LogLoader), not a corrupt index below the recovery point after a clean shutdown; `klx repair <partition>` rebuilds it here after a preview. Records are still readable without it.',
   'corrupt-checkpoint': 'The file cannot be parsed; a broker falls back to full recovery. `klx repair` can rewrite it from the log.',
   'not-a-log-dir': 'Open a broker log directory (holding meta.properties and <topic>-<partition> folders), one partition folder, or a folder of log directories.',
   'not-found': 'The file or folder is gone or was never there. If files changed on disk, select the partition again to reload it.',

@@ -24,6 +24,10 @@ import { quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { batchOfSize, buildPartition, rec, singles, tempDir, type SegmentInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
+import { createRequire } from 'node:module';
+
+/** kafkajs' CRC-32C (shares no code with the engine's). */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 
 const dirs: string[] = [];
 function logDir(): string {
@@ -178,12 +182,19 @@ describe('B12: Unclean shutdown: rebuild preallocated or corrupt indexes and cut
     expect((await planRecovery(dir)).actions).toEqual([]);
   });
 
-  it('B12: a later (unflushed) segment is kept by default and deleted with truncateAtCorruption, as a broker does', async () => {
+  it('B12: with a later (unflushed) segment the default cuts nothing (no offset gap a broker would not leave); truncateAtCorruption cuts and deletes it, as a broker does (issue 13 finding 3)', async () => {
     const a = buildB12({ laterSegment: true });
     const plan = await planRecovery(a.dir);
-    expect(types(plan.actions)).toEqual(['delete-file:orphan-index', 'rebuild-indexes', 'truncate-log']);
-    expect(plan.notes.map((n) => n.kind)).toEqual(['kafka-differs']);
-    expect(plan.notes[0]!.reason).toContain('1 later segment');
+    expect(types(plan.actions)).toEqual(['delete-file:orphan-index', 'rebuild-indexes']);
+    expect(plan.notes).toEqual([]);
+    expect(plan.unresolved).toEqual([
+      {
+        kind: 'needs-truncate-flag',
+        file: join(a.dir, name(100, '.log')),
+        position: 15000,
+        reason: expect.stringMatching(/; nothing valid follows it: left in place \(klx keeps the later segments and leaves no offset gap\)\. A broker would cut the segment at byte 15000 \(LogSegment\.recover\) and delete the 1 later segment \(LogLoader\.recoverLog\); ask for the cut and the deletion of every later segment with --truncate-at-corruption$/),
+      },
+    ]);
     await applyRecovery(plan);
     const kept = readAll(a.dir).records;
     expect(kept.length).toBe(140);
@@ -395,6 +406,73 @@ describe('damage in the middle of a segment', () => {
     await applyRecovery(plan);
     expect(readAll(dir).records.length).toBe(20);
     expect(statSync(join(dir, name(0, '.log'))).size).toBe(size - 4096);
+  });
+});
+
+describe('what a broker recovers at startup: from the recovery point, nothing after a clean shutdown (issue 13 finding 3)', () => {
+  const one = (o: number) => rec(`k${o}`, `v${o}`, 1000 + o);
+  /** seg@0 (0..9, the batch at offset 4 failing its CRC), seg@10 (10..14 in one batch), with the given checkpoints. */
+  function crcDamageWith(cp: { recoveryPoint?: bigint; cleanShutdown?: boolean }): { dir: string; badPosition: number } {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(one)) }, { batches: [{ records: [10, 11, 12, 13, 14].map(one) }] }] }, cp);
+    const file = join(dir, name(0, '.log'));
+    const bytes = readFileSync(file);
+    const bad = ([...scanLogFile(file)].filter((e) => e.type === 'batch')[4] as { header: { position: number; size: number } }).header;
+    bytes[bad.position + bad.size - 2] ^= 0x01;
+    writeFileSync(file, bytes);
+    return { dir, badPosition: bad.position };
+  }
+
+  it('a CRC failure below the recovery point: nothing planned, and the plan says a broker would not notice it and where consumers fail', async () => {
+    const { dir, badPosition } = crcDamageWith({ recoveryPoint: 10n });
+    const plan = await planRecovery(dir);
+    expect(plan.actions.filter((a) => a.type === 'truncate-log' || a.type === 'delete-segment')).toEqual([]);
+    expect(plan.unresolved).toHaveLength(1);
+    const n = plan.unresolved[0]!;
+    expect(n).toMatchObject({ kind: 'not-recovered-by-broker', file: join(dir, name(0, '.log')), position: badPosition });
+    expect(n.reason).toContain('5 valid batches (5 records) follow it: left in place. A broker would not notice it at startup: the segment lies below the recovery point 10 (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 4. Cutting the segment here is your choice (--truncate-at-corruption), not the broker\'s');
+    expect(n.reason).not.toContain('A broker would cut');
+    const cut = await planRecovery(dir, { truncateAtCorruption: true });
+    const t = cut.actions.find((a) => a.type === 'truncate-log')!;
+    expect(t).toMatchObject({ kind: 'corruption', toBytes: badPosition, droppedBatches: 5, droppedRecords: 5 });
+    expect(t.reason).toMatch(/\(your choice: a broker would not recover this segment at startup, LogLoader\.recoverLog\)$/);
+    expect(cut.actions.find((a) => a.type === 'delete-segment')).toMatchObject({ baseOffset: 10n, records: 5 });
+  });
+
+  it('after a clean shutdown even a partial tail of the active segment is left: a broker recovers no segment', async () => {
+    const root = logDir();
+    const partial = encodeBatch({ baseOffset: 10n, records: [one(10)] }).subarray(0, 40);
+    const dir = buildPartition(root, { segments: [{ batches: singles(...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(one)), tail: partial }] }, { cleanShutdown: true, recoveryPoint: 0n });
+    const size = statSync(join(dir, name(0, '.log'))).size;
+    const plan = await planRecovery(dir);
+    expect(plan.actions).toEqual([]);
+    expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', size - 40]]);
+    expect(plan.unresolved[0]!.reason).toContain('nothing valid follows it: left in place. A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 10');
+    // The same folder with its .index missing: a broker recovers that segment alone (LogLoader.loadSegmentFiles) and cuts the tail.
+    rmSync(join(dir, name(0, '.index')));
+    const alone = await planRecovery(dir);
+    expect(alone.unresolved).toEqual([]);
+    const t = alone.actions.find((a) => a.type === 'truncate-log')!;
+    expect(t).toMatchObject({ fromBytes: size, toBytes: size - 40, kind: 'invalid-tail', nextOffset: 10n });
+    expect(t.reason).toMatch(/\(a broker does the same: its \.index is missing, LogLoader\.loadSegmentFiles\)$/);
+  });
+
+  it('a complete batch of magic 3 with a valid CRC-32C at the end of the active segment is not cut: LogSegment.recover keeps it', async () => {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(one)) }] }, { recoveryPoint: 0n });
+    const file = join(dir, name(0, '.log'));
+    const bytes = readFileSync(file);
+    const last = ([...scanLogFile(file)].filter((e) => e.type === 'batch').at(-1) as { header: { position: number; size: number } }).header;
+    bytes[last.position + 16] = 3; // the magic byte lies outside the CRC-32C
+    writeFileSync(file, bytes);
+    expect(kjsCrc32C(bytes.subarray(last.position + 21, last.position + last.size)) >>> 0).toBe(bytes.readUInt32BE(last.position + 17));
+    const report = await verifyPartition(PartitionLog.open(dir));
+    expect(report.findings.filter((f) => f.severity === 'error').map((f) => [f.code, f.position])).toContainEqual(['invalid-tail', last.position]);
+    const plan = await planRecovery(dir);
+    expect(plan.actions.filter((a) => a.type === 'truncate-log')).toEqual([]);
+    expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', last.position]]);
+    expect(plan.unresolved[0]!.reason).toContain(`It is a complete batch of magic 3 (${last.size} bytes) whose CRC-32C is valid, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); consumers fail at offset 9`);
+    expect((await planRecovery(dir, { truncateAtCorruption: true })).actions.find((a) => a.type === 'truncate-log')).toMatchObject({ toBytes: last.position });
   });
 });
 
