@@ -14,7 +14,7 @@ import type { MetaProperties } from '../../engine/files/meta-properties.ts';
 import type { LogDirectory } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { formatConfigValue, type TopicConfigKey } from '../../engine/log/topic-config.ts';
-import { indexFileFindings, quickCheckPartition, readSegmentIndexes, segmentRefs } from '../../engine/log/quick-check.ts';
+import { indexFileFindings, quickCheckPartition, readSegmentIndexes, segmentRefs, tailCheckPartition } from '../../engine/log/quick-check.ts';
 import type { Finding as EngineFinding } from '../../engine/log/findings.ts';
 import { KlxError } from '../../engine/errors.ts';
 import type { DirtyRatio, Finding, IndexFileInfo, LogDirSummary, PartitionHealth, PartitionSummary, SegmentRow, Severity } from '../../../src-shared/log-types.ts';
@@ -34,10 +34,14 @@ export function worstFirst<T extends { severity: Severity }>(findings: T[]): T[]
 const INDEX_CODE = /index|untrimmed|stale/;
 const LEFTOVER_CODES = new Set(['leftover-file', 'orphan-index', 'temp-file']);
 
-/** The quick check, never throwing: an unreadable index file becomes an error finding naming it. */
+/**
+ * The quick check plus the tail check of every segment (a cut, garbage or zeroed tail, a CRC failure
+ * near the end, reported as verify reports them), never throwing: an unreadable file becomes an
+ * error finding naming it.
+ */
 function quickCheck(log: PartitionLog): EngineFinding[] {
   try {
-    return quickCheckPartition(log);
+    return [...quickCheckPartition(log), ...tailCheckPartition(log)];
   } catch (err) {
     const k = err instanceof KlxError ? err : new KlxError('io-error', String(err));
     return [{ severity: 'error', code: 'corrupt-index', file: k.file ?? log.dir, reason: `the quick check could not read an index file: ${k.reason}`, details: {}, ...(k.position !== undefined ? { position: k.position } : {}) }];
@@ -59,8 +63,9 @@ export function healthOf(log: PartitionLog, verify: VerifyFacts | undefined): Pa
     errors,
     warnings,
     infos,
-    crc: verify ? (verify.crcErrors > 0 ? 'errors' : 'ok') : 'unknown',
-    crcErrors: verify?.crcErrors ?? 0,
+    // Before a verify, a CRC failure the tail check met is already an error (never "not checked").
+    crc: verify ? (verify.crcErrors > 0 ? 'errors' : 'ok') : quick.some((f) => f.code === 'crc-mismatch') ? 'errors' : 'unknown',
+    crcErrors: verify?.crcErrors ?? quick.filter((f) => f.code === 'crc-mismatch').length,
     indexProblems: all.filter((f) => INDEX_CODE.test(f.code) && f.severity !== 'info').length,
     leftoverFiles: all.filter((f) => LEFTOVER_CODES.has(f.code)).length,
     verifiedAt: verify?.endedAt ?? null,

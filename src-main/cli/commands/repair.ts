@@ -29,7 +29,7 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
     summary.partitions++;
     if (log.kind === 'delete') {
       summary.skipped++;
-      const msg = 'a -delete folder: a broker deletes it without recovery; left alone';
+      const msg = 'a -delete folder: a broker schedules it for deletion without recovery (LogManager.loadLog, LogLoader skips recovery of -delete folders); left alone';
       await out.line(opts.json ? JSON.stringify({ type: 'skipped', partition: rel(log.dir), reason: msg }) : `${rel(log.dir)}: skipped (${msg})`);
       continue;
     }

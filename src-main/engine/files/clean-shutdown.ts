@@ -3,7 +3,7 @@
  * Kafka's `CleanShutdownFileHandler`).
  *
  * Presence means the broker closed every log cleanly (indexes trimmed, final time-index entries
- * written), so loading skips recovery; the broker deletes the file as soon as it starts loading.
+ * written), so loading skips recovery; the broker deletes the file as soon as it starts loading (`LogManager.loadLogs`, KAFKA-10471).
  * Content: JSON `{"version":0,"brokerEpoch":42}` (Kafka ≥ 3.7), or an empty file (older brokers).
  * A content that cannot be read does not make the marker absent: Kafka only tests for existence to
  * decide recovery, and treats an unreadable broker epoch as unknown.

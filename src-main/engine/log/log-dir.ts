@@ -83,7 +83,7 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
       continue;
     }
     if (parsePartitionDirName(n) === null) {
-      ignored.push({ name: n, reason: 'folder name is not <topic>-<partition>; a broker would fail to load it' });
+      ignored.push({ name: n, reason: 'folder name is not <topic>-<partition>; a broker would fail to load it (UnifiedLog.parseTopicPartitionName throws in LogManager.loadLog)' });
       continue;
     }
     partitions.push(PartitionLog.open(full, { ...opts, checkpoints }));

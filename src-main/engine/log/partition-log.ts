@@ -106,7 +106,7 @@ export class PartitionLog {
     this.problems = [...checkpoints.problems];
     this.segments = listing.segments.map((s) => new LogSegment(dir, s.baseOffset));
     for (const o of listing.orphanIndexes) {
-      this.problems.push({ code: 'orphan-index', file: join(dir, o.name), reason: 'index file without a .log: a broker deletes it at startup' });
+      this.problems.push({ code: 'orphan-index', file: join(dir, o.name), reason: 'index file without a .log: a broker deletes it at startup (LogLoader.loadSegmentFiles)' });
     }
     for (const l of listing.transient) {
       this.problems.push({ code: 'leftover-file', file: join(dir, l.name), reason: `leftover .${l.suffix} file: ${leftoverFileMeaning(listing, l)}` });

@@ -7,6 +7,8 @@
  */
 import { dirname, join } from 'node:path';
 import { segmentFileName } from '../files/file-names.ts';
+import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
+import { scanLogFile } from '../format/log-reader.ts';
 import type { IndexProblem } from '../files/index-file.ts';
 import { readOffsetIndex, type OffsetIndexFile } from '../files/offset-index.ts';
 import { readTimeIndex, type TimeIndexFile } from '../files/time-index.ts';
@@ -94,10 +96,10 @@ export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, c
   const out: Finding[] = [];
   const base = { segment: j(ref.baseOffset) };
   if (!parsed.index) {
-    out.push(finding('warning', 'missing-index', ref.indexPath, `the offset index is missing: a broker rebuilds it from the .log at startup${ref.isActive ? ' (an active segment\'s index is preallocated to 10 MiB and often not copied along)' : ''}`, base));
+    out.push(finding('warning', 'missing-index', ref.indexPath, `the offset index is missing: a broker recovers the segment and rebuilds it from the .log at startup (LogSegment.sanityCheck, LogLoader.loadSegmentFiles)${ref.isActive ? ' (an active segment\'s index is preallocated to 10 MiB and often not copied along)' : ''}`, base));
   }
   if (!parsed.timeindex) {
-    out.push(finding('info', 'missing-time-index', ref.timeindexPath, 'the time index is missing: a broker creates it empty at startup (and refills it only when it recovers the segment)', base));
+    out.push(finding('info', 'missing-time-index', ref.timeindexPath, 'the time index is missing: a broker creates it empty at startup (LogSegment.sanityCheck) and refills it only when it recovers the segment (LogLoader.recoverLog)', base));
   }
   const sev = untrimmedSeverity(ref, cleanShutdown);
   const shape = (file: string, f: OffsetIndexFile | TimeIndexFile, entrySize: number, kind: string) => {
@@ -121,7 +123,7 @@ export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, c
         // A preallocated time index reads as "last timestamp 0 below the first": that is the
         // untrimmed file, reported once below.
         if (zeroTail && p.kind === 'last-timestamp-below-first') continue;
-        out.push(finding('error', 'corrupt-index', file, `${p.reason} (Kafka's ${kind} sanity check fails; a broker rebuilds the segment's indexes)`, { ...base, kind: p.kind }, p.position));
+        out.push(finding('error', 'corrupt-index', file, `${p.reason} (Kafka's ${kind}.sanityCheck fails; a broker does not run it at startup (LogSegment.sanityCheck skips it) and rebuilds this index only when it recovers the segment: no clean shutdown, at or after the recovery point (LogLoader.recoverLog))`, { ...base, kind: p.kind }, p.position));
       }
     }
     if (zeroTail) {
@@ -152,7 +154,8 @@ export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, c
 function txnProblemFinding(file: string, p: IndexProblem, base: Record<string, unknown>): Finding {
   if (p.kind === 'partial-entry') return finding('warning', 'txn-index-partial-entry', file, p.reason, base, p.position);
   if (p.kind === 'out-of-order') return finding('error', 'corrupt-index', file, `${p.reason} (entries must be appended in increasing last offset)`, { ...base, kind: p.kind }, p.position);
-  return finding('error', 'corrupt-index', file, `${p.reason} (Kafka's TransactionIndex sanity check fails; a broker rebuilds the segment's indexes)`, { ...base, kind: p.kind }, p.position);
+  if (p.kind === 'unsupported-version') return finding('error', 'corrupt-index', file, `${p.reason} (a broker reading this index throws "Unexpected aborted transaction version": TransactionIndex's iterator, a KafkaException that LogLoader does not catch)`, { ...base, kind: p.kind }, p.position);
+  return finding('error', 'corrupt-index', file, `${p.reason} (Kafka's TransactionIndex.sanityCheck fails at startup: a broker recovers the segment and rebuilds its indexes, LogLoader.loadSegmentFiles)`, { ...base, kind: p.kind }, p.position);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,13 +178,13 @@ export function folderFindings(log: PartitionLog): Finding[] {
     }
   }
   for (const o of l.orphanIndexes) {
-    out.push(finding('warning', 'orphan-index', join(log.dir, o.name), `${o.kind} file without ${segmentFileName(o.baseOffset, '.log')}: a broker deletes it at startup`, { baseOffset: j(o.baseOffset), size: o.size }));
+    out.push(finding('warning', 'orphan-index', join(log.dir, o.name), `${o.kind} file without ${segmentFileName(o.baseOffset, '.log')}: a broker deletes it at startup (LogLoader.loadSegmentFiles)`, { baseOffset: j(o.baseOffset), size: o.size }));
   }
   for (const u of l.unknown) {
     if (u.name === WRITER_LOCK_FILE || u.name === `${WRITER_LOCK_FILE}.takeover`) {
       out.push(finding('info', 'klx-lock', join(log.dir, u.name), 'a klx writer (repair, append...) holds this partition, or died holding it (the file names its process)', {}));
     } else if (u.name !== 'klx-topic.properties') {
-      out.push(finding('info', 'unknown-file', join(log.dir, u.name), 'a file a broker does not know (ignored by Kafka)', { size: u.size }));
+      out.push(finding('info', 'unknown-file', join(log.dir, u.name), 'a file a broker does not know (LogLoader.loadSegmentFiles ignores it)', { size: u.size }));
     }
   }
   for (const d of l.directories) out.push(finding('info', 'unknown-file', join(log.dir, d), 'a sub-directory inside a partition folder (ignored by Kafka)', {}));
@@ -224,11 +227,11 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
   const lsCp = cp.logStartOffset.get(key);
   const file = (n: string) => join(logDir, n);
   if (lsCp !== undefined && lsCp > logEndOffset) {
-    out.push(finding('error', 'checkpoint-beyond-log-end', file('log-start-offset-checkpoint'), `log start offset ${lsCp} is above the log end offset ${logEndOffset}: a broker deletes every segment at startup (segment files were lost?)`, { partition: key, checkpoint: j(lsCp), logEndOffset: j(logEndOffset) }));
+    out.push(finding('error', 'checkpoint-beyond-log-end', file('log-start-offset-checkpoint'), `log start offset ${lsCp} is above the log end offset ${logEndOffset}: a broker deletes every segment at startup (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd; segment files were lost?)`, { partition: key, checkpoint: j(lsCp), logEndOffset: j(logEndOffset) }));
   }
   const rp = cp.recoveryPoint.get(key);
   if (rp !== undefined && rp > logEndOffset) {
-    out.push(finding('warning', 'checkpoint-beyond-log-end', file('recovery-point-offset-checkpoint'), `recovery point ${rp} is above the log end offset ${logEndOffset}: data the broker had flushed is missing (a broker uses min(recovery point, log end))`, { partition: key, checkpoint: j(rp), logEndOffset: j(logEndOffset) }));
+    out.push(finding('warning', 'checkpoint-beyond-log-end', file('recovery-point-offset-checkpoint'), `recovery point ${rp} is above the log end offset ${logEndOffset}: data the broker had flushed is missing (a broker uses min(recovery point, log end): LogLoader.recoverLog)`, { partition: key, checkpoint: j(rp), logEndOffset: j(logEndOffset) }));
   }
   const hw = cp.highWatermark.get(key);
   if (hw !== undefined && hw > logEndOffset) {
@@ -272,7 +275,7 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
   }
   for (const s of log.listing.snapshots) {
     if (s.baseOffset > logEndOffset) {
-      out.push(finding('warning', 'snapshot-beyond-log-end', join(log.dir, s.name), `producer snapshot at offset ${s.baseOffset} is after the log end offset ${logEndOffset} (stale after a truncation; a broker deletes it)`, { offset: j(s.baseOffset), logEndOffset: j(logEndOffset) }));
+      out.push(finding('warning', 'snapshot-beyond-log-end', join(log.dir, s.name), `producer snapshot at offset ${s.baseOffset} is after the log end offset ${logEndOffset} (stale after a truncation; a broker deletes it: ProducerStateManager.truncateAndReload)`, { offset: j(s.baseOffset), logEndOffset: j(logEndOffset) }));
     }
   }
   return out;
@@ -299,7 +302,9 @@ export function logDirFindings(d: LogDirectory): Finding[] {
  * The cheap check a broker does at startup, from file names and index files only (no `.log` is
  * read): leftovers and orphans (LogLoader passes 1–3), missing indexes, Kafka's index sanity checks,
  * untrimmed or stale index files, and whether recovery would run.
- * @returns findings; `details.kafkaRebuild` is true where a broker would rebuild the segment's indexes.
+ * @returns findings; `details.kafkaRebuild` is true where a broker would recover the segment and
+ *   rebuild its indexes at startup whatever the recovery point (`LogLoader.loadSegmentFiles`: a
+ *   missing `.index`, or a `.txnindex` failing `TransactionIndex.sanityCheck`).
  * @throws KlxError `io-error` when an index file exists but cannot be read.
  */
 export function quickCheckPartition(log: PartitionLog): Finding[] {
@@ -307,7 +312,7 @@ export function quickCheckPartition(log: PartitionLog): Finding[] {
   const cleanShutdown = log.checkpoints.cleanShutdown;
   for (const ref of segmentRefs(log)) {
     for (const f of indexFileFindings(ref, readSegmentIndexes(ref), cleanShutdown)) {
-      f.details.kafkaRebuild = f.code === 'missing-index' || f.code === 'corrupt-index';
+      f.details.kafkaRebuild = f.code === 'missing-index' || (f.code === 'corrupt-index' && f.details.kind === 'txn-last-offset-below-base');
       out.push(f);
     }
   }
@@ -316,7 +321,7 @@ export function quickCheckPartition(log: PartitionLog): Finding[] {
     const from = log.segmentFor(rp) ?? log.segments[0]!;
     const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
     out.push(
-      finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes`, {
+      finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
         recoveryPoint: j(rp),
         segments: n,
       }),
@@ -325,3 +330,69 @@ export function quickCheckPartition(log: PartitionLog): Finding[] {
   return out;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Tail check (the health badge before a full verify)
+
+/** A segment without a usable offset-index entry is walked from its start only up to this size (bytes). */
+export const TAIL_CHECK_UNINDEXED_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * The cheap check of each segment's end behind the health badge: the batches from the last
+ * offset-index entry (Kafka writes one every `index.interval.bytes`, so a few KiB before the end) to
+ * the end of the `.log`, CRCs checked; a segment without a usable entry is read from its start when
+ * it is at most {@link TAIL_CHECK_UNINDEXED_LIMIT} bytes, else not at all. What it finds is reported
+ * with verify's codes, severities, files and positions (a cut or garbage tail `invalid-tail` error,
+ * a zeroed tail `zero-tail` warning, `corrupt-region` and `crc-mismatch` errors), so that the badge
+ * never says less than verify will about the same bytes. These are the bytes `LogSegment.recover`
+ * would stop at (`FileLogInputStream.nextBatch`, `RecordBatch.ensureValid`).
+ * @returns findings in segment order (empty for sound tails).
+ * @throws KlxError `io-error` when a `.log` cannot be read.
+ */
+export function tailCheckPartition(log: PartitionLog): Finding[] {
+  const out: Finding[] = [];
+  for (const seg of log.segments) {
+    const size = seg.size;
+    if (size === 0) continue;
+    let start = 0;
+    let hasEntry = false;
+    if (seg.files.indexSize > 0) {
+      try {
+        const entries = seg.offsetIndex().entries;
+        for (let i = entries.length - 1; i >= 0; i--) {
+          if (entries[i]!.position < size) {
+            start = entries[i]!.position;
+            hasEntry = true;
+            break;
+          }
+        }
+      } catch {
+        start = 0;
+      }
+    }
+    if (!hasEntry && size > TAIL_CHECK_UNINDEXED_LIMIT) continue;
+    const base = { segment: j(seg.baseOffset) };
+    const walk = (from: number): Finding[] | null => {
+      const found: Finding[] = [];
+      let first = true;
+      for (const e of scanLogFile(seg.files.log, { start: from, verifyCrc: true })) {
+        if (first && from > 0 && e.type !== 'batch') return null; // a stale index entry: not a batch start
+        first = false;
+        if (e.type === 'batch') {
+          const h = e.header;
+          if (h.crcValid === false) found.push(finding('error', 'crc-mismatch', seg.files.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered`, { ...base, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset), crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position));
+          continue;
+        }
+        const details = { ...base, bytes: e.size, readerCode: e.code };
+        if (e.type === 'corrupt-region') found.push(finding('error', 'corrupt-region', seg.files.log, e.reason, details, e.position));
+        else if (e.zeros) found.push(finding('warning', 'zero-tail', seg.files.log, e.reason, details, e.position));
+        else found.push(finding('error', 'invalid-tail', seg.files.log, e.reason, details, e.position));
+      }
+      return found;
+    };
+    let found = walk(start);
+    if (found === null) found = size <= TAIL_CHECK_UNINDEXED_LIMIT ? walk(0) : [];
+    for (const f of found ?? []) out.push(f);
+  }
+  return out;
+}

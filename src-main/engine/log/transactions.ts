@@ -265,7 +265,7 @@ export async function loadTransactionState(log: PartitionLog, opts: TransactionS
       try {
         const snap = readProducerSnapshot(path);
         if (!snap.crcValid) {
-          problems.push({ kind: 'snapshot-unusable', file: path, position: 2, reason: 'CRC-32C mismatch: a broker deletes this snapshot and rebuilds producer state from the log' });
+          problems.push({ kind: 'snapshot-unusable', file: path, position: 2, reason: 'CRC-32C mismatch: a broker deletes this snapshot and rebuilds producer state from the log (ProducerStateManager.loadFromSnapshot)' });
           continue;
         }
         snapshotFile = path;
@@ -334,7 +334,7 @@ export async function loadTransactionState(log: PartitionLog, opts: TransactionS
         problems.push({
           kind: 'txnindex-missing-entry',
           file: seg ? seg.files.txnindex : log.dir,
-          reason: `the ABORT marker at offset ${t.lastOffset} closes a transaction of producer ${t.producerId} with data from offset ${t.firstOffset}, but no .txnindex lists it (a broker would serve that data to read_committed consumers until the index is rebuilt)`,
+          reason: `the ABORT marker at offset ${t.lastOffset} closes a transaction of producer ${t.producerId} with data from offset ${t.firstOffset}, but no .txnindex lists it (a broker would serve that data to read_committed consumers until the index is rebuilt: the fetch's aborted transactions come from the .txnindex, UnifiedLog.collectAbortedTransactions)`,
         });
       }
     }

@@ -95,7 +95,7 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
   const indexMissing = active.files.indexSize < 0;
   const timeMissing = active.files.timeindexSize < 0;
   if ((indexMissing || timeMissing) && logSize > 0) {
-    throw needsRepair('corrupt-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (a broker rebuilds it at startup)`, { file: indexMissing ? active.files.index : active.files.timeindex });
+    throw needsRepair('corrupt-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (${indexMissing ? 'a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles' : 'a broker creates it empty at startup, LogSegment.sanityCheck, and refills it only when it recovers the segment'})`, { file: indexMissing ? active.files.index : active.files.timeindex });
   }
   const oi = active.offsetIndex();
   const ti = active.timeIndex();

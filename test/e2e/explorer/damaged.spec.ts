@@ -32,9 +32,12 @@ test('the records table shows the intact records, then the cut batch as a trunca
 test('the header and the segments view name the missing index and the invalid tail', async ({ page, bridge, damaged }) => {
   await openFolder(page, bridge.url, damaged.logDir);
   await selectPartition(page, 'payments-0');
-  await expect(page.getByTestId('health-badge')).toContainText('warning');
+  // The quick tail check already ranks the cut last batch an error, as Verify will (issue 13 finding 11).
+  await expect(page.getByTestId('health-badge')).toContainText('1 error');
+  await expect(page.locator('[data-testid=tree-partition][data-name="payments-0"] [data-testid=health-dot]')).toHaveClass(/error/);
   await page.getByTestId('health-badge').click();
   const details = page.getByTestId('health-details');
+  await expect(details).toContainText('invalid-tail');
   await expect(details).toContainText('missing-index');
   await expect(details).toContainText('00000000000000000000.index');
   await expect(details).toContainText('klx repair');

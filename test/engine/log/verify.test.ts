@@ -14,10 +14,13 @@ import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { countFindings, type Finding } from '../../../src-main/engine/log/findings.ts';
-import { logDirFindings, quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
+import { logDirFindings, quickCheckPartition, tailCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
+import { createRequire } from 'node:module';
+
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 
 const dirs: string[] = [];
 function logDir(): string {
@@ -301,9 +304,39 @@ describe('quickCheckPartition', () => {
     writeFileSync(join(dir, name(400, '.txnindex')), Buffer.concat([Buffer.alloc(18), Buffer.from([0, 0, 0, 0, 0, 0, 0, 5]), Buffer.alloc(8)]));
     const quick = quickCheckPartition(PartitionLog.open(dir));
     expect(quick.map((f) => [f.severity, f.code, f.details.kind, f.details.kafkaRebuild])).toEqual([
-      ['error', 'corrupt-index', 'size-not-multiple', true],
+      // Only the .txnindex check runs at startup and makes a broker recover the segment (LogSegment.sanityCheck).
+      ['error', 'corrupt-index', 'size-not-multiple', false],
       ['error', 'corrupt-index', 'txn-last-offset-below-base', true],
     ]);
+  });
+});
+
+describe('tailCheckPartition (the health badge before a verify, issue 13 finding 11)', () => {
+  it('reads only the end of each segment from its last index entry and reports a cut tail and a CRC failure as verify does', async () => {
+    const { dir } = cleanPartition();
+    const f200 = join(dir, name(200, '.log'));
+    const f400 = join(dir, name(400, '.log'));
+    const last200 = positions(f200).at(-1)!;
+    const last400 = positions(f400).at(-1)!;
+    const b200 = readFileSync(f200);
+    writeFileSync(f200, b200.subarray(0, b200.length - 100)); // the last batch cut short
+    const b400 = readFileSync(f400);
+    b400[last400.position + last400.size - 5] ^= 0x01; // a value byte of the last batch
+    writeFileSync(f400, b400);
+    const stored = b400.readUInt32BE(last400.position + 17);
+    const computed = kjsCrc32C(b400.subarray(last400.position + 21, last400.position + last400.size)) >>> 0; // kafkajs: no code in common with the engine
+    const log = PartitionLog.open(dir);
+    const tail = tailCheckPartition(log);
+    expect(tail.map((f) => [f.severity, f.code, basename(f.file), f.position])).toEqual([
+      ['error', 'invalid-tail', name(200, '.log'), last200.position],
+      ['error', 'crc-mismatch', name(400, '.log'), last400.position],
+    ]);
+    expect(tail[1]!.details).toMatchObject({ crc: stored, computedCrc: computed, crcAlgorithm: 'CRC-32C' });
+    // The full verify says the same about the same bytes.
+    const report = await verifyPartition(PartitionLog.open(dir));
+    for (const f of tail) expect(report.findings.some((v) => v.code === f.code && v.file === f.file && v.position === f.position && v.severity === f.severity)).toBe(true);
+    // The file-name-only quick check does not read .log files.
+    expect(quickCheckPartition(log).filter((f) => f.file.endsWith('.log'))).toEqual([]);
   });
 });
 
