@@ -98,13 +98,23 @@ export function describe(e: SchemaEntry): string {
   return e.id > 0 ? `id ${e.id} (${e.subject} v${e.version})` : `${e.subject} v${e.version}`;
 }
 
+/** What {@link readAvroDatum} read: one object reused by every call (valid until the next call). */
+export interface AvroRead {
+  value: unknown;
+  /** Where the datum ends inside `b`. */
+  end: number;
+  /** When bytes are left after the datum: a note saying how many; else undefined. */
+  leftover: string | undefined;
+}
+const READ: AvroRead = { value: undefined, end: 0, leftover: undefined };
+
 /**
- * Reads one Avro datum from `b[start..]`.
+ * Reads one Avro datum from `b[start..]`. The result is one object reused by every call (no
+ * allocation per datum beyond avsc's own): read its fields before the next call.
  * @param start where the datum starts inside `b` (5 after Confluent framing), for error positions
  * @throws FormatError `truncated` when the datum needs more bytes than there are.
- * @returns the value, where it ends, and, when bytes are left after it, a note saying how many
  */
-export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): { value: unknown; end: number; leftover?: string } {
+export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): AvroRead {
   const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   let r: { value: unknown; offset: number };
   try {
@@ -114,9 +124,10 @@ export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): {
     r = types.exact.decode(buf, start);
   }
   if (r.offset < 0) throw new FormatError('truncated', b.byteLength, `Avro: read past the end of the ${b.byteLength - start}-byte datum (bytes ${start}–${b.byteLength - 1})`);
-  return r.offset < b.byteLength
-    ? { value: r.value, end: r.offset, leftover: `Avro: ${b.byteLength - r.offset} bytes left after the datum (it ends at byte ${r.offset} of ${b.byteLength})` }
-    : { value: r.value, end: r.offset };
+  READ.value = r.value;
+  READ.end = r.offset;
+  READ.leftover = r.offset < b.byteLength ? `Avro: ${b.byteLength - r.offset} bytes left after the datum (it ends at byte ${r.offset} of ${b.byteLength})` : undefined;
+  return READ;
 }
 
 /** Plain Avro datum with the schema given for the topic's key or value (no framing). */

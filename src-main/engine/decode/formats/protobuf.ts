@@ -151,6 +151,14 @@ function zigzag(b: Uint8Array, at: { pos: number }): number {
  * @throws FormatError `message-index` when an index is not in the schema ("message index 3 out of range").
  */
 export function messageTypeAt(file: ProtoFile, e: SchemaEntry, b: Uint8Array, start: number): { type: protobuf.Type; path: number[]; at: number } {
+  // The usual case, the first message ([0] written as the single byte 0): one answer per file and start.
+  if (b[start] === 0 && file.messages.length > 0 && start < b.length) {
+    const first = (file as ProtoFile & { [FIRST]?: { type: protobuf.Type; path: number[]; at: number } })[FIRST];
+    if (first && first.at === start + 1) return first;
+    const made = { type: file.messages[0]!, path: [0], at: start + 1 };
+    (file as ProtoFile & { [FIRST]?: typeof made })[FIRST] = made;
+    return made;
+  }
   const cur = { pos: start };
   const count = zigzag(b, cur);
   const path: number[] = [];
@@ -168,10 +176,13 @@ export function messageTypeAt(file: ProtoFile, e: SchemaEntry, b: Uint8Array, st
       const where = i === 0 ? `the ${list.length} top-level messages of ${describe(e)}` : `the ${list.length} messages nested in ${path.slice(0, i).join('.')}`;
       throw new FormatError('message-index', start, `Protobuf: message index ${ix} out of range (${where})`);
     }
-    list = typesIn(type);
+    if (i + 1 < path.length) list = typesIn(type); // nested types only when an index follows
   }
   return { type: type!, path, at: cur.pos };
 }
+
+/** Where a file keeps its answer for message index [0] (see {@link messageTypeAt}). */
+const FIRST = Symbol('first message');
 
 const TO_JSON: protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, json: true };
 
