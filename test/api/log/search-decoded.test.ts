@@ -115,6 +115,20 @@ describe('log.search with a condition on decoded values (python3-avro / python3-
     expect(rest).toMatchObject({ complete: true, partitions: 2 });
   });
 
+  it('search honours the format chosen for a topic (decode.setChoice), and auto again', async () => {
+    const d = join(fx.logDir, 'orders-1');
+    // Keys chosen as UTF-8 strings: the 8-byte long key 3 is no longer the number 3.
+    await call('decode.setChoice', { path: fx.logDir, topic: 'orders', side: 'key', format: 'string' });
+    try {
+      expect(offsets(await search({ dir: d, condition: 'key == 3' }))).toEqual([]);
+      const hit = (await search({ dir: d, condition: 'value.qty == 42' })).matches[0]!;
+      expect(hit.keyDecoded?.format).toBe('string');
+    } finally {
+      await call('decode.setChoice', { path: fx.logDir, topic: 'orders', side: 'key', format: 'auto' });
+    }
+    expect(offsets(await search({ dir: d, condition: 'key == 3' }))).toEqual(['0']);
+  });
+
   it('a bad condition fails the job with invalid-argument naming the character; neither text nor condition too', async () => {
     const bad = await searchEnd({ dir: orders(), condition: 'value.amount >> 10' });
     expect(bad).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { index: 14, column: 15 } } });
