@@ -114,6 +114,13 @@ export interface Format {
    * the topic and a few bytes; the layer decodes afterwards.
    */
   detect(bytes: Uint8Array, ctx: DecodeContext): Detection | null;
+  /**
+   * Optional: a number that decides {@link detect}'s answer for `bytes` within one decoder (the same
+   * schemas and topic side): Confluent framing's schema id. A decoder that was sure of this format
+   * for a record skips `detect` for the next ones with the same number (auto's hot path).
+   * null when the bytes are not the format's.
+   */
+  detectKey?(bytes: Uint8Array): number | null;
   /** Decodes `bytes`. @throws DecodeError / FormatError with the position and reason. */
   decode(bytes: Uint8Array, ctx: DecodeContext): FormatOutput;
   /** What a null key/value (a tombstone) shows as; default JSON `null`. */

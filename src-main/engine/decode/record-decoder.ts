@@ -37,6 +37,8 @@ interface Slot {
   sure: Format | null;
   sureDetect?: string;
   sureReason: string;
+  /** The sure format's {@link Format.detectKey} of the bytes `sureDetect` was said of (null: none). */
+  sureKey: number | null;
 }
 
 /** One record's key and value, decoded. */
@@ -95,15 +97,21 @@ export class RecordDecoder {
       const c = this.choiceFor(topic, side);
       const format = c === AUTO ? null : this.formats.get(c);
       if (format === undefined) return decodeBytes(this.formats, bytes, ctx, c); // throws: no such format
-      slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '' };
+      slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '', sureKey: null };
       slots.set(topic, slot);
     }
     if (choice !== undefined && choice !== slot.choice) return decodeBytes(this.formats, bytes, ctx, choice);
     if (slot.format) return decodeWith(slot.format, bytes, ctx, slot.reason);
     if (bytes === null) return decodeBytes(this.formats, bytes, ctx, AUTO);
     if (slot.sure && bytes.byteLength <= this.maxBytes) {
+      // Same detection key as the sure record (e.g. the same schema id): same detection, no need to ask.
+      const k = slot.sure.detectKey?.(bytes) ?? null;
+      if (k !== null && k === slot.sureKey) return decodeWith(slot.sure, bytes, ctx, slot.sureReason);
       const d = slot.sure.detect(bytes, ctx);
-      if (d && d.confidence >= 0.9) return decodeWith(slot.sure, bytes, ctx, d.reason === slot.sureDetect ? slot.sureReason : `${slot.sure.title}: ${d.reason}`);
+      if (d && d.confidence >= 0.9) {
+        if (d.reason === slot.sureDetect) slot.sureKey = k;
+        return decodeWith(slot.sure, bytes, ctx, d.reason === slot.sureDetect ? slot.sureReason : `${slot.sure.title}: ${d.reason}`);
+      }
     }
     const r = decodeBytes(this.formats, bytes, ctx, AUTO);
     const f = this.formats.get(r.format);
@@ -113,6 +121,7 @@ export class RecordDecoder {
         slot.sure = f;
         slot.sureDetect = d.reason;
         slot.sureReason = r.reason;
+        slot.sureKey = f.detectKey?.(bytes) ?? null;
       }
     }
     return r;

@@ -66,3 +66,29 @@ describe('auto remembers a sure pick per topic side', () => {
     expect(dec.decode('__consumer_offsets', 'key', key).text).toBe('000100016700017400000003');
   });
 });
+
+describe('auto skips detection for the same schema id, not for another (python3-avro bodies, _schemas by klx append)', () => {
+  it('records framed with ids 7, 7, 21, 7 each get their own schema and reason', async () => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const dec = new RecordDecoder({ schemas: schemasOf(openPath(fx.logDir)).registry });
+      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
+      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const got = [0, 1, 6, 2].map((i) => dec.decode('orders', 'value', values[i]!));
+      expect(got.map((d) => [d.schemaId, d.text])).toEqual([
+        [7, fx.expected.orders[0]],
+        [7, fx.expected.orders[1]],
+        [21, '"still here"'],
+        [7, fx.expected.orders[2]],
+      ]);
+      expect(got[1]!.reason).toBe(got[0]!.reason);
+      expect(got[0]!.reason).toMatch(/schema id 7 \(Avro, orders-value v1\)/);
+      expect(got[2]!.reason).toMatch(/schema id 21 \(Avro, old-value v1, soft-deleted\)/);
+      expect(got[3]!.reason).toBe(got[0]!.reason);
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});

@@ -57,6 +57,7 @@ function validatorOf(e: SchemaEntry, ctx: DecodeContext): Validator | string {
 export const confluentFormat: Format = {
   name: 'confluent',
   title: 'Confluent Schema Registry framing',
+  detectKey: confluentSchemaId,
   detect(b, ctx) {
     const id = confluentSchemaId(b);
     if (id === null || id === 0) return null;
