@@ -43,10 +43,11 @@ function step(args: string[]): StepResult {
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as StepResult;
 }
 
-/** Writes our record table to Parquet and NDJSON once (DuckDB's COPY), next to the bench partition. */
+/** Writes our record table to Parquet and NDJSON once (DuckDB's COPY), beside the bench partition's log dir. */
 async function peerFiles(logDir: string, cacheDir: string): Promise<{ parquet: string; ndjson: string }> {
-  const parquet = join(logDir, `..`, `records-v${LOG_TABLES_SCHEMA_VERSION}.parquet`);
-  const ndjson = join(logDir, `..`, `records-v${LOG_TABLES_SCHEMA_VERSION}.ndjson`);
+  // Beside the log dir (not in it: a log dir holds partitions), named for its size.
+  const parquet = `${logDir}-records-v${LOG_TABLES_SCHEMA_VERSION}.parquet`;
+  const ndjson = `${logDir}-records-v${LOG_TABLES_SCHEMA_VERSION}.ndjson`;
   if (existsSync(parquet) && existsSync(ndjson)) return { parquet, ndjson };
   progress('writing the peer files (Parquet, NDJSON) from our tables');
   const prepared = await prepareLogTables(logDir, { cacheDir });
