@@ -113,6 +113,21 @@ describe('klx cleaner commands', () => {
     expect(files(dir)).toEqual(before);
   });
 
+  it('a compaction or retention that changes nothing says so in one line and leaves no trash entry (issue 13 finding 6)', () => {
+    const { dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    expect(klx(['compact', dir, '--now', '100000'], trashDir).status).toBe(0);
+    const entries = readdirSync(trashDir).length;
+    const again = klx(['compact', dir, '--now', '100000'], trashDir);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toBe('test-0: compaction (rules: kafka): nothing to clean: the dirty data (from offset 20) is all in the active segment, which is never cleaned; dirty ratio 0.000 (min.cleanable.dirty.ratio 0.5)\n');
+    const ret = klx(['retention', dir, '--retention-ms', '-1', '--now', '100000'], trashDir);
+    expect(ret.stdout.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(ret.stdout).toMatch(/^test-0: retention: nothing to clean: /);
+    expect(ret.stdout).not.toContain('affected segments');
+    expect(readdirSync(trashDir).length).toBe(entries);
+  });
+
   it('invalid config values are refused with the reason and exit status 2', () => {
     const { dir } = logWith3Segments();
     const trashDir = tempDir('klx-trash-');

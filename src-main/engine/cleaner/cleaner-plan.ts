@@ -365,10 +365,20 @@ function rangesText(rs: readonly OffsetRange[], truncated: boolean, max = 8): st
   return shown.length ? `[${shown.join(', ')}${more}]` : '[]';
 }
 
-/** The human-readable lines of a report (what `klx retention|compact` prints without `--json`). */
+/**
+ * The human-readable lines of a report (what `klx retention|compact` prints without `--json`); a
+ * report that changes nothing is one line: `<topic>-<partition>: <operation>: nothing to clean: <why>`.
+ */
 export function reportText(r: CleanerReport): string[] {
   const lines: string[] = [];
   const what = r.operation === 'retention' ? 'retention' : `compaction (rules: ${r.rules ?? 'kafka'})`;
+  if (r.nothingToDo && !r.trashEntries?.length) {
+    // A run that changes nothing says so in one line (no trash entry, no "affected segments" figures).
+    const why = r.notes.filter((x) => x !== 'nothing to delete').map((x) => x.replace(/^nothing cleanable: /, ''));
+    if (r.cleanable) why.push(`dirty ratio ${r.cleanable.dirtyRatio.toFixed(3)} (min.cleanable.dirty.ratio ${r.cleanable.minCleanableDirtyRatio})`);
+    if (why.length === 0) why.push(r.operation === 'retention' ? 'no segment is due for deletion' : 'no record to remove');
+    return [`${r.topic}-${r.partition}: ${what}: nothing to clean: ${why.join('; ')}`];
+  }
   lines.push(`${r.topic}-${r.partition}: ${what}${r.dryRun ? ' — plan, nothing changed' : ''}`);
   const seg = (verb: string, s: SegmentSummary) =>
     `  ${verb} ${s.file}: ${n(s.bytes)} bytes, ${n(s.records)} records in ${n(s.batches)} batches${s.firstOffset !== null ? `, offsets ${s.firstOffset}..${s.lastOffset}` : ''}`;
