@@ -15,6 +15,9 @@ import { configureSql } from '../../../src-main/api/sql/sql-sessions.ts';
 import { decodeChoicesFile, fileDecodeChoicesStore } from '../../../src-main/api/core/decode-choices-store.ts';
 import { parseJsonExact } from '../../../src-main/engine/decode/json-text.ts';
 import { tempDir } from '../helpers.ts';
+import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
+import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.ts';
+import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 
 let fx: SchemaFixtures;
@@ -172,4 +175,36 @@ describe('decode.choices / decode.setChoice', () => {
     expect(await failure('decode.setChoice', { path: dir, topic: 'orders', side: 'value', format: 'nope' })).toMatchObject({ code: 'invalid-argument' });
     expect(snapshot(fx.logDir)).toEqual(before);
   }, 60_000);
+});
+
+describe('decode.record on a value over the 1 MiB decode cap', () => {
+  it('is `too-large`, not decoded, with its first MiB of bytes', async () => {
+    const logs = join(data.dir, 'big-logs');
+    createPartition(logs, 'blobs', 0, { 'max.message.bytes': 4194304 });
+    const big = new Uint8Array(2 * 1024 * 1024 + 3).fill(0x61);
+    const w = PartitionWriter.open(join(logs, 'blobs-0'));
+    try {
+      w.append([{ key: 'k', value: big, timestamp: 1000n }]);
+    } finally {
+      w.close();
+    }
+    await call('log.open', { path: logs });
+    const r = await call('decode.record', { dir: join(logs, 'blobs-0'), offset: '0' });
+    expect(r.value).toMatchObject({ error: 'too large', errorCode: 'too-large', json: null, text: null, size: big.length });
+    expect(Buffer.from(r.value.bytes!, 'base64').length).toBe(1024 * 1024);
+    expect(r.key).toMatchObject({ format: 'string', text: 'k', error: null });
+  });
+});
+
+describeRealData('decode.record on real broker data (read in place)', () => {
+  it('Kafka 2.7.1 __consumer_offsets-39 offset 16: OffsetCommitKey and OffsetCommitValue v3 as Kafka names their fields', async () => {
+    const root = join(REAL_DATA, 'kafka-2.7.1-compacted-offsets');
+    const opened = await call('log.open', { path: root });
+    const dir = opened.logDirs.flatMap((d) => d.partitions.map((p) => p.dir)).find((d) => d.endsWith('__consumer_offsets-39'))!;
+    const r = await call('decode.record', { dir, offset: '16' });
+    expect(r.key).toMatchObject({ format: 'consumer-offsets', text: 'OffsetCommit · console-consumer-65070 · test_topic_0603-0', error: null });
+    expect(parseJsonExact(r.key.json!)).toEqual({ type: 1, recordType: 'OffsetCommit', data: { group: 'console-consumer-65070', topic: 'test_topic_0603', partition: 0 } });
+    expect(parseJsonExact(r.value.json!)).toEqual({ version: 3, data: { offset: 9, metadata: '', commitTimestamp: 1685814551579, leaderEpoch: -1 } });
+    expect(r.value.reason).toContain("__consumer_offsets is Kafka's group coordinator log");
+  });
 });
