@@ -140,6 +140,41 @@ export const cleanupReport = z.object({
   trashEntries: z.array(z.string()),
 });
 
+/**
+ * One cleaner decision (the engine's `CleanerDecision`, `src-main/engine/cleaner/decisions.ts`): a
+ * record, batch, segment or folded range of records with its verdict, reason code (e.g.
+ * `superseded`, `tombstone-until-horizon`, `retention-time`) and one evidence sentence with the
+ * figures used.
+ */
+export const cleanerDecision = z.object({
+  subject: z.enum(['record', 'batch', 'segment', 'range']),
+  offset: int64,
+  lastOffset: int64.nullable(),
+  segment: int64,
+  key: z.string().nullable(),
+  /** Records: the value as text (null for a tombstone). */
+  value: z.string().nullable(),
+  timestamp: int64.nullable(),
+  decision: z.enum(['keep', 'remove']),
+  reason: z.string(),
+  evidence: z.string(),
+  /** Range rows: how many records the row stands for. */
+  count: count.nullable(),
+});
+export type CleanerDecisionWire = z.infer<typeof cleanerDecision>;
+
+/** The decisions of one plan or run: the first rows one by one, the rest folded into per-segment, per-reason ranges (`summarized`). */
+export const decisionList = z.object({
+  rows: z.array(cleanerDecision),
+  /** Decisions made in all (rows kept one by one plus those folded into ranges). */
+  total: count,
+  summarized: z.boolean(),
+});
+export type DecisionListWire = z.infer<typeof decisionList>;
+
+/** Decisions a `cleanup.plan` or `cleanup.run` with `explain` lists one by one per partition before folding the rest into ranges. */
+export const CLEANUP_DECISION_LIMIT = 5000;
+
 /** The outcome for one partition: its report, or why it could not be handled (left as it was unless the message says otherwise). */
 export const cleanupPartitionOutcome = z.object({
   partitionDir: z.string(),
@@ -149,6 +184,8 @@ export const cleanupPartitionOutcome = z.object({
   partition: count,
   report: cleanupReport.nullable(),
   error: errorInfoSchema.nullable(),
+  /** With `explain`: the decision of every record, batch and segment the plan (or run) touched; null otherwise or on error. */
+  decisions: decisionList.nullable(),
 });
 
 /** Topic config overrides as the user typed them: Kafka name → value text (validated by the engine's parser). */
@@ -179,6 +216,8 @@ export const cleanupPlanRequest = z.strictObject({
     .min(48, { message: 'dedupeBufferSize must be at least 48 bytes (two offset-map entries)' })
     .max(2147483647, { message: 'dedupeBufferSize must be at most 2147483647 bytes: Kafka caps one cleaner thread\'s offset map (log.cleaner.dedupe.buffer.size / log.cleaner.threads) at Int.MaxValue' })
     .optional(),
+  /** Also list the cleaner's decisions per record, batch and segment (at most {@link CLEANUP_DECISION_LIMIT} rows one by one per partition, the rest summarised per segment and reason). */
+  explain: z.boolean().optional(),
 });
 
 /** The request of `cleanup.run`: the previewed request and the preview's `planId` (refused as stale when the files or settings changed since). */

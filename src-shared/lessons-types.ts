@@ -5,34 +5,10 @@
  * decimal strings. No Node or DOM imports.
  */
 import { z } from 'zod';
-import { cleanupReport } from './cleanup-types.ts';
+import { cleanupReport, decisionList } from './cleanup-types.ts';
 import { count, int64 } from './wire.ts';
 
-/** One cleaner decision. */
-export const cleanerDecision = z.object({
-  subject: z.enum(['record', 'batch', 'segment', 'range']),
-  offset: int64,
-  lastOffset: int64.nullable(),
-  segment: int64,
-  key: z.string().nullable(),
-  /** Records: the value as text (null for a tombstone). */
-  value: z.string().nullable(),
-  timestamp: int64.nullable(),
-  decision: z.enum(['keep', 'remove']),
-  reason: z.string(),
-  evidence: z.string(),
-  /** Range rows: how many records the row stands for. */
-  count: count.nullable(),
-});
-export type CleanerDecisionWire = z.infer<typeof cleanerDecision>;
-
-/** The decisions of one plan or run. */
-export const decisionList = z.object({
-  rows: z.array(cleanerDecision),
-  total: count,
-  summarized: z.boolean(),
-});
-export type DecisionListWire = z.infer<typeof decisionList>;
+export { cleanerDecision, decisionList, type CleanerDecisionWire, type DecisionListWire } from './cleanup-types.ts';
 
 /** One step of a lab. */
 export const labStep = z.object({

@@ -32,6 +32,8 @@ export interface EngineCleanupOptions {
   likeBroker?: boolean;
   deleteBeforeOffset?: bigint;
   dedupeBufferSize?: number;
+  /** List the decisions (engine `explain`), this many one by one per partition before summarising; absent: no decisions. */
+  explainLimit?: number;
 }
 
 /** A task for the cleaner worker (structured-cloneable: bigints allowed). */
@@ -81,6 +83,7 @@ function nameOf(log: PartitionLog): string {
 
 function engineOptions(o: EngineCleanupOptions, op: CleanupOperation): Record<string, unknown> {
   const base: Record<string, unknown> = { now: o.now, config: o.config };
+  if (o.explainLimit !== undefined) base.explain = { limit: o.explainLimit };
   if (op === 'retention') {
     if (o.deleteBeforeOffset !== undefined) base.deleteBeforeOffset = o.deleteBeforeOffset;
   } else {

@@ -27,7 +27,7 @@ import { defaultTrashDir, emptyTheTrash, trashEntries } from '../../engine/clean
 import { lastRunEntries } from '../../engine/cleaner/undo.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { parseConfigValue, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
-import type { CleanupOperation } from '../../../src-shared/cleanup-types.ts';
+import { CLEANUP_DECISION_LIMIT, type CleanupOperation } from '../../../src-shared/cleanup-types.ts';
 import type { ParsedReq } from '../../../src-shared/contract.ts';
 import { planIdOf, type Fingerprint } from './cleanup-fingerprint.ts';
 import { staleError, type EngineCleanupOptions, type PlanTaskResult, type RunTaskResult, type UndoTaskResult } from './cleanup-task.ts';
@@ -87,6 +87,7 @@ function nowOf(text: string): number {
 
 function engineOptions(req: PlanRequest, now: number): EngineCleanupOptions {
   const o: EngineCleanupOptions = { now, config: parseOverrides(req.config) };
+  if (req.explain) o.explainLimit = CLEANUP_DECISION_LIMIT;
   if (req.operation === 'retention') {
     if (req.deleteBeforeOffset !== undefined) {
       const n = BigInt(req.deleteBeforeOffset);

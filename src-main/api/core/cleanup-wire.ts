@@ -11,7 +11,8 @@ import type { CleanerReport, OffsetRange, SegmentSummary } from '../../engine/cl
 import type { PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { TrashEntryInfo } from '../../engine/cleaner/trash.ts';
 import type { UndoResult } from '../../engine/cleaner/undo.ts';
-import { REMOVAL_REASONS, type CleanupPartitionOutcome, type CleanupReport, type CleanupSegment, type OffsetRange as WireRange, type TrashEntry, type UndoneEntry } from '../../../src-shared/cleanup-types.ts';
+import type { CleanerDecision, DecisionList } from '../../engine/cleaner/decisions.ts';
+import { REMOVAL_REASONS, type CleanerDecisionWire, type CleanupPartitionOutcome, type CleanupReport, type DecisionListWire, type CleanupSegment, type OffsetRange as WireRange, type TrashEntry, type UndoneEntry } from '../../../src-shared/cleanup-types.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
 
 const s = (v: bigint | number): string => v.toString();
@@ -81,6 +82,29 @@ export function reportWire(r: CleanerReport): CleanupReport {
   };
 }
 
+/** A cleaner decision on the wire (offsets and timestamps as decimal strings, absent parts null). */
+export function decisionWire(d: CleanerDecision): CleanerDecisionWire {
+  return {
+    subject: d.subject,
+    offset: d.offset.toString(),
+    lastOffset: sn(d.lastOffset),
+    segment: d.segment.toString(),
+    key: d.key,
+    value: d.value ?? null,
+    timestamp: sn(d.timestamp),
+    decision: d.decision,
+    reason: d.reason,
+    evidence: d.evidence,
+    count: d.count ?? null,
+  };
+}
+
+/** A report's decision list on the wire (null when the plan was not asked to explain). */
+export function decisionListWire(d: DecisionList | undefined): DecisionListWire | null {
+  if (!d) return null;
+  return { rows: d.rows.map(decisionWire), total: d.total, summarized: d.summarized };
+}
+
 /** A partition outcome on the wire; `rel` is given by the caller (the engine's is relative to the partition itself). */
 export function outcomeWire(o: PartitionOutcome, rel: string): CleanupPartitionOutcome {
   return {
@@ -90,6 +114,7 @@ export function outcomeWire(o: PartitionOutcome, rel: string): CleanupPartitionO
     partition: o.partition,
     report: o.report ? reportWire(o.report) : null,
     error: o.error ? toWireError(o.error) : null,
+    decisions: decisionListWire(o.report?.decisions),
   };
 }
 

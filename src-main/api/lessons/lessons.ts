@@ -10,36 +10,16 @@
  */
 import { dirname } from 'node:path';
 import type { CleanerReport } from '../../engine/cleaner/cleaner-plan.ts';
-import type { CleanerDecision } from '../../engine/cleaner/decisions.ts';
 import { defaultTrashDir } from '../../engine/cleaner/trash.ts';
 import { createLesson, lessonState, runLessonStep, type LessonState } from '../../engine/lessons/lesson-builder.ts';
 import { LABS, type Lab, type LabStep } from '../../engine/lessons/labs.ts';
-import type { CleanerDecisionWire, LabInfoWire, LabStepWire, LessonOutcomeWire, LessonStateWire } from '../../../src-shared/lessons-types.ts';
-import { reportWire } from '../core/cleanup-wire.ts';
+import type { LabInfoWire, LabStepWire, LessonOutcomeWire, LessonStateWire } from '../../../src-shared/lessons-types.ts';
+import { decisionListWire, reportWire } from '../core/cleanup-wire.ts';
 import type { ApiContext, DomainHandlers } from '../core/types.ts';
 
 /** Where lessons are created (see the module comment). */
 export function lessonsDataDir(): string {
   return process.env.KLX_DATA_DIR ?? dirname(defaultTrashDir());
-}
-
-const s = (v: bigint | null | undefined): string | null => (v === null || v === undefined ? null : v.toString());
-
-/** A decision on the wire. */
-export function decisionWire(d: CleanerDecision): CleanerDecisionWire {
-  return {
-    subject: d.subject,
-    offset: d.offset.toString(),
-    lastOffset: s(d.lastOffset),
-    segment: d.segment.toString(),
-    key: d.key,
-    value: d.value ?? null,
-    timestamp: s(d.timestamp),
-    decision: d.decision,
-    reason: d.reason,
-    evidence: d.evidence,
-    count: d.count ?? null,
-  };
 }
 
 function stepWire(st: LabStep): LabStepWire {
@@ -68,7 +48,7 @@ function stateWire(st: LessonState): LessonStateWire {
 function outcomeWire(report: CleanerReport | undefined, rules: 'kafka' | 'classic' | null): LessonOutcomeWire | null {
   if (!report) return null;
   const d = report.decisions;
-  return { rules, report: reportWire(report), decisions: { rows: (d?.rows ?? []).map(decisionWire), total: d?.total ?? 0, summarized: d?.summarized ?? false } };
+  return { rules, report: reportWire(report), decisions: decisionListWire(d) ?? { rows: [], total: 0, summarized: false } };
 }
 
 /** Builds the `lessons.*` handlers. */

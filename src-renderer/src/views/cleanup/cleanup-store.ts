@@ -121,6 +121,9 @@ export const useCleanup = defineStore('cleanup', () => {
       if (v !== '') config[k] = v;
     }
     const req: Req<'cleanup.plan'> & { dir: string } = { dir: t, operation: form.operation, config };
+    // The decision of every record, batch and segment, for one partition (over a whole log
+    // directory the reports per partition say what goes; the decisions would be per partition too).
+    if (form.scope === 'partition') req.explain = true;
     if (form.nowMode === 'fixed') {
       const ms = msOfNowText(form.nowText);
       if (ms === null) throw new Error('set the time `now` stands for, or choose "the clock at preview time"');

@@ -1,0 +1,143 @@
+/**
+ * `cleanup.plan` / `cleanup.run` with `explain`: the cleaner's decision per record, batch and segment
+ * crosses the worker and the wire (offsets as decimal strings), the run lists the same decisions as
+ * its preview, and a big log is capped (rows one by one up to the limit, the rest folded into
+ * per-segment ranges with exact counts). The expected verdicts follow Kafka's `Cleaner.shouldRetainRecord`
+ * (latest offset per key in the offset map wins; keyless records are dropped; a tombstone cleaned for
+ * the first time is kept until its delete horizon) and `UnifiedLog.deleteOldSegments` (oldest first,
+ * the prefix stops at the first segment that does not qualify).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
+import { CLEANUP_DECISION_LIMIT, type CleanupPartitionOutcome } from '../../../src-shared/cleanup-types.ts';
+import { buildPartition, rec, singles } from '../../support/log-builder.ts';
+import { tempDir } from '../helpers.ts';
+
+const TS = 1_700_000_000_000;
+const DAY = 86_400_000;
+const NOW = String(TS + 2 * DAY);
+const tmp = tempDir('klx-cleanup-decisions-');
+let savedTrashEnv: string | undefined;
+let n = 0;
+
+beforeAll(() => {
+  savedTrashEnv = process.env.KLX_TRASH_DIR;
+  process.env.KLX_TRASH_DIR = join(tmp.dir, 'trash');
+});
+afterAll(() => {
+  if (savedTrashEnv === undefined) delete process.env.KLX_TRASH_DIR;
+  else process.env.KLX_TRASH_DIR = savedTrashEnv;
+  tmp.remove();
+});
+
+/** 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e | 6: k1=f k3=g <no key>=x k5=h | 10 (active): k1=i k6=j */
+function compacted(): { logDir: string; dir: string } {
+  const logDir = join(tmp.dir, `case-${++n}`, 'kafka-logs');
+  const dir = buildPartition(logDir, {
+    topic: 'orders',
+    segments: [
+      { batches: singles(rec('k1', 'a', TS), rec('k2', 'b', TS + 1), rec('k1', 'c', TS + 2), rec('k3', 'd', TS + 3), rec('k2', null, TS + 4), rec('k4', 'e', TS + 5)) },
+      { batches: singles(rec('k1', 'f', TS + 6), rec('k3', 'g', TS + 7), rec(null, 'x', TS + 8), rec('k5', 'h', TS + 9)) },
+      { batches: singles(rec('k1', 'i', TS + 10), rec('k6', 'j', TS + 11)) },
+    ],
+  });
+  return { logDir, dir };
+}
+
+async function server(root: string, write: boolean): Promise<ServerApi> {
+  const s = createServerApi({ version: '1', transport: 'bridge', jobs: { progressIntervalMs: 0 } });
+  expect(await s.dispatch('session.open', { path: root }, { readOnly: false })).toMatchObject({ ok: true });
+  if (write) expect(await s.dispatch('session.setWriteMode', { enabled: true }, { readOnly: false })).toMatchObject({ ok: true });
+  return s;
+}
+
+async function job(s: ServerApi, method: 'cleanup.plan' | 'cleanup.run', req: unknown): Promise<{ planId: string; partitions: CleanupPartitionOutcome[] }> {
+  const env = await s.dispatch(method, req, { readOnly: false });
+  if (!env.ok) throw new Error(env.error.message);
+  const end = await s.ctx.jobs.wait((env.result as { jobId: string }).jobId);
+  if (!end.ok) throw new Error(end.error.message);
+  return end.result as { planId: string; partitions: CleanupPartitionOutcome[] };
+}
+
+describe('cleanup.plan/run with explain', () => {
+  it('lists each record of a compaction with its verdict, reason and evidence, and the run lists the same', async () => {
+    const { logDir, dir } = compacted();
+    const s = await server(logDir, true);
+    const req = { dir, operation: 'compaction', now: NOW, explain: true };
+    const plan = await job(s, 'cleanup.plan', req);
+    const d = plan.partitions[0]!.decisions!;
+    expect(d.summarized).toBe(false);
+    const records = d.rows.filter((r) => r.subject === 'record').map((r) => [r.offset, r.key, r.decision, r.reason]);
+    expect(records).toEqual([
+      ['0', 'k1', 'remove', 'superseded'],
+      ['1', 'k2', 'remove', 'superseded'],
+      ['2', 'k1', 'remove', 'superseded'],
+      ['3', 'k3', 'remove', 'superseded'],
+      ['4', 'k2', 'keep', 'tombstone-until-horizon'],
+      ['5', 'k4', 'keep', 'latest-for-key'],
+      ['6', 'k1', 'keep', 'latest-for-key'],
+      ['7', 'k3', 'keep', 'latest-for-key'],
+      ['8', null, 'remove', 'keyless'],
+      ['9', 'k5', 'keep', 'latest-for-key'],
+    ]);
+    const byOffset = new Map(d.rows.filter((r) => r.subject === 'record').map((r) => [r.offset, r]));
+    expect(byOffset.get('0')!.evidence).toBe('superseded by offset 6 (key k1)');
+    expect(byOffset.get('1')!.evidence).toBe('superseded by offset 4 (key k2)');
+    expect(byOffset.get('0')).toMatchObject({ segment: '0', value: 'a', timestamp: String(TS), lastOffset: null, count: null });
+    expect(byOffset.get('4')).toMatchObject({ value: null, segment: '0' });
+    // First cleaned at now: Kafka sets the batch's delete horizon to now + delete.retention.ms (1 day).
+    expect(byOffset.get('4')!.evidence).toContain('2023-11-17 22:13:20.000');
+    expect(byOffset.get('8')!.evidence).toBe('keyless: dropped (kafka rules; counted as an invalid message)');
+    // One batch row per single-record batch; the tombstone's is rebuilt to carry its delete horizon
+    // in the header (Kafka's MemoryRecords.filterTo never copies a batch whose horizon it sets).
+    expect(d.rows.filter((r) => r.subject === 'batch').map((r) => [r.offset, r.reason])).toEqual([
+      ['0', 'batch-dropped'], ['1', 'batch-dropped'], ['2', 'batch-dropped'], ['3', 'batch-dropped'], ['4', 'batch-rebuilt'],
+      ['5', 'batch-copied'], ['6', 'batch-copied'], ['7', 'batch-copied'], ['8', 'batch-dropped'], ['9', 'batch-copied'],
+    ]);
+    // Without explain: no decisions.
+    const quiet = await job(s, 'cleanup.plan', { dir, operation: 'compaction', now: NOW });
+    expect(quiet.partitions[0]!.decisions).toBeNull();
+    // The run: the same decisions, measured.
+    const run = await job(s, 'cleanup.run', { ...req, planId: plan.planId });
+    expect(run.partitions[0]!.report!.dryRun).toBe(false);
+    expect(run.partitions[0]!.decisions!.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence])).toEqual(d.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence]));
+  });
+
+  it('retention: one row per segment walked, the prefix stopping at the first segment inside retention.ms', async () => {
+    const logDir = join(tmp.dir, `case-${++n}`, 'kafka-logs');
+    const dir = buildPartition(logDir, {
+      topic: 'events',
+      segments: [{ batches: singles(rec('a', '1', TS), rec('b', '2', TS + 1000)) }, { batches: singles(rec('c', '3', TS + DAY)) }, { batches: singles(rec('d', '4', TS + 8 * DAY)) }],
+    });
+    const s = await server(logDir, false);
+    const plan = await job(s, 'cleanup.plan', { dir, operation: 'retention', now: String(TS + 7 * DAY + 1001), explain: true });
+    const rows = plan.partitions[0]!.decisions!.rows;
+    expect(rows.map((r) => [r.subject, r.offset, r.lastOffset, r.decision, r.reason])).toEqual([
+      ['segment', '0', '1', 'remove', 'retention-time'],
+      ['segment', '2', '2', 'keep', 'prefix-stop'],
+      ['segment', '3', '3', 'keep', 'after-prefix'],
+    ]);
+    expect(rows[0]!.evidence).toBe('segment deleted: max timestamp 2023-11-14 22:13:21.000 is 7.00 days old > retention.ms 604800000 (7.00 days)? yes');
+  });
+
+  it(`caps a big plan: ${CLEANUP_DECISION_LIMIT} rows one by one, the rest folded per segment and reason with exact counts`, async () => {
+    const logDir = join(tmp.dir, `case-${++n}`, 'kafka-logs');
+    // 6,000 records, keys k0..k999 six times over, in batches of 500; then an active segment.
+    const batches = Array.from({ length: 12 }, (_, b) => ({ records: Array.from({ length: 500 }, (_, i) => rec(`k${(b * 500 + i) % 1000}`, `v${b * 500 + i}`, TS + b * 500 + i)) }));
+    const dir = buildPartition(logDir, { topic: 'big', segments: [{ batches }, { batches: singles(rec('z', 'z', TS + 7000)) }] });
+    const s = await server(logDir, false);
+    const plan = await job(s, 'cleanup.plan', { dir, operation: 'compaction', now: NOW, explain: true });
+    const d = plan.partitions[0]!.decisions!;
+    expect(d.summarized).toBe(true);
+    // 6,000 records + 12 batches decided.
+    expect(d.total).toBe(6012);
+    const detailed = d.rows.filter((r) => r.subject === 'record');
+    const ranges = d.rows.filter((r) => r.subject === 'range');
+    expect(detailed.length + ranges.reduce((a, r) => a + (r.count ?? 0), 0)).toBe(6000);
+    // The last 1,000 records (offsets 5000..5999) are the latest of their keys; all earlier ones are superseded.
+    const removed = detailed.filter((r) => r.decision === 'remove').length + ranges.filter((r) => r.decision === 'remove').reduce((a, r) => a + r.count!, 0);
+    expect(removed).toBe(5000);
+    expect(ranges.find((r) => r.reason === 'latest-for-key')).toMatchObject({ segment: '0', lastOffset: '5999', decision: 'keep' });
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The Cleanup view lists the cleaner's decisions (issue 15): a compaction preview of a small
+ * partition lists every record with its verdict, reason and evidence (Kafka's
+ * `Cleaner.shouldRetainRecord`: the latest offset of a key wins, keyless records go, a tombstone
+ * cleaned for the first time stays until its delete horizon), filters by reason and verdict, and
+ * the measured result after Run lists the same decisions.
+ */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildPartition, rec, singles } from '../../support/log-builder.ts';
+import { SCREENSHOTS, expect, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
+
+test.use({ viewport: VIEWPORT });
+test.setTimeout(120_000);
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-decisions-')));
+process.env.KLX_TRASH_DIR = join(root, 'trash');
+test.afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const TS = 1_700_000_000_000;
+
+test('compaction preview and result list each decision, filtered by reason and verdict', async ({ page, bridge }) => {
+  const logDir = join(root, 'kafka-logs');
+  // 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e | 6: k1=f k3=g <no key>=x k5=h | 10 (active): k1=i k6=j
+  const dir = buildPartition(logDir, {
+    topic: 'orders',
+    segments: [
+      { batches: singles(rec('k1', 'a', TS), rec('k2', 'b', TS + 1), rec('k1', 'c', TS + 2), rec('k3', 'd', TS + 3), rec('k2', null, TS + 4), rec('k4', 'e', TS + 5)) },
+      { batches: singles(rec('k1', 'f', TS + 6), rec('k3', 'g', TS + 7), rec(null, 'x', TS + 8), rec('k5', 'h', TS + 9)) },
+      { batches: singles(rec('k1', 'i', TS + 10), rec('k6', 'j', TS + 11)) },
+    ],
+  });
+  writeFileSync(join(dir, 'klx-topic.properties'), 'cleanup.policy=compact\n');
+  await openFolder(page, bridge.url, logDir);
+  await selectPartition(page, 'orders-0');
+  await page.getByTestId('tab-cleanup').click();
+  await page.getByTestId('cleanup-op-compaction').click();
+  await page.getByTestId('cleanup-preview').click();
+  await expect(page.getByTestId('cleanup-summary')).toContainText('5 records removed (superseded 4, keyless 1)');
+
+  const list = page.getByTestId('decision-list');
+  // 10 records and 10 single-record batches.
+  await expect(list).toHaveAttribute('data-total', '20');
+  await expect(list).toContainText('what the cleaner would do');
+  const rows = page.locator('[data-testid=cleanup-decision-row][data-subject=record]');
+  await expect(rows).toHaveCount(10);
+  expect(await rows.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-offset')}:${e.getAttribute('data-decision')}:${e.getAttribute('data-reason')}`))).toEqual([
+    '0:remove:superseded',
+    '1:remove:superseded',
+    '2:remove:superseded',
+    '3:remove:superseded',
+    '4:keep:tombstone-until-horizon',
+    '5:keep:latest-for-key',
+    '6:keep:latest-for-key',
+    '7:keep:latest-for-key',
+    '8:remove:keyless',
+    '9:keep:latest-for-key',
+  ]);
+  await expect(page.locator('[data-testid=cleanup-decision-row][data-subject=record][data-offset="1"]')).toContainText('superseded by offset 4 (key k2)');
+  // First cleaned at the preview's clock: the horizon is now + delete.retention.ms (1 day), a time.
+  await expect(page.locator('[data-testid=cleanup-decision-row][data-subject=record][data-offset="4"]')).toContainText('tombstone kept until its delete horizon');
+
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-decisions.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-decisions-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+
+  // Filter by reason: superseded → 0..3 (with their batches dropped elsewhere); keyless → 8.
+  await expect(page.locator('[data-testid=decision-reason][data-reason=superseded]')).toContainText('superseded 4');
+  await page.locator('[data-testid=decision-reason][data-reason=superseded]').click();
+  expect(await page.locator('[data-testid=cleanup-decision-row]').evaluateAll((els) => els.map((e) => e.getAttribute('data-offset')))).toEqual(['0', '1', '2', '3']);
+  await page.locator('[data-testid=decision-reason][data-reason=keyless]').click();
+  await expect(page.locator('[data-testid=cleanup-decision-row]')).toHaveCount(1);
+  await expect(page.locator('[data-testid=cleanup-decision-row]')).toContainText('keyless: dropped (kafka rules; counted as an invalid message)');
+  // Verdict filter: keep only, all reasons → 5 records + their 5 batches.
+  await page.locator('[data-testid=decision-reason][data-reason=""]').click();
+  await page.getByTestId('decision-verdict').selectOption('keep');
+  await expect(page.locator('[data-testid=cleanup-decision-row]')).toHaveCount(10);
+  // The tombstone's batch is rebuilt: its first cleaning writes the delete horizon into the batch
+  // header (Kafka's MemoryRecords.filterTo does not copy a batch whose horizon it must set).
+  expect(await page.locator('[data-testid=cleanup-decision-row][data-subject=batch]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-offset')}:${e.getAttribute('data-reason')}`))).toEqual([
+    '4:batch-rebuilt',
+    '5:batch-copied',
+    '6:batch-copied',
+    '7:batch-copied',
+    '9:batch-copied',
+  ]);
+
+  // Run: the measured result lists the same decisions.
+  await page.getByTestId('cleanup-write-switch').click();
+  await page.getByTestId('cleanup-run').click();
+  await page.getByTestId('cleanup-confirm-ok').click();
+  await expect(page.getByTestId('cleanup-badge')).toHaveText('measured');
+  await expect(list).toContainText('what the cleaner did');
+  await expect(list).toHaveAttribute('data-total', '20');
+  await page.locator('[data-testid=decision-reason][data-reason=superseded]').click();
+  expect(await page.locator('[data-testid=cleanup-decision-row]').evaluateAll((els) => els.map((e) => e.getAttribute('data-offset')))).toEqual(['0', '1', '2', '3']);
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-decisions-result.png` });
+});
