@@ -238,6 +238,42 @@ export const cleanupOutcome = z.object({
   partitions: z.array(cleanupPartitionOutcome),
 });
 
+/** One run of a partition folder's history (kept with the trash; `src-main/engine/cleaner/run-history.ts`). */
+export const cleanupRunRecord = z.object({
+  runId: z.string(),
+  /** When the run finished (wall clock). */
+  at: isoTime,
+  operation: cleanupOperation,
+  rules: cleanerRules.nullable(),
+  /** The clock its decisions used, ms since the epoch. */
+  now: int64,
+  /** What changed, e.g. "2 segment(s) (10 records) → 1 segment(s) (5 records)". */
+  summary: z.string(),
+  logStartOffsetBefore: offsetText,
+  logStartOffsetAfter: offsetText,
+  /** Records removed per reason (counted from the ranges the history kept). */
+  removed: z.array(z.object({ reason: removalReason, records: count })),
+  /** The removed offsets as inclusive ranges (at most 50 listed; `removedRanges` counts them all). */
+  ranges: z.array(offsetRange.extend({ reason: removalReason })),
+  removedRanges: count,
+  /** A later undo reversed it. */
+  undone: z.boolean(),
+});
+export type CleanupRunRecord = z.infer<typeof cleanupRunRecord>;
+
+/** The run that removed an offset, per the history: "removed by the compaction of 2026-12-01 10:02 UTC (superseded by offset 4 (key k1))". */
+export const holeRunCause = z.object({
+  offset: offsetText,
+  runId: z.string(),
+  at: isoTime,
+  operation: cleanupOperation,
+  reason: removalReason,
+  /** The record's evidence when the run collected its decisions. */
+  evidence: z.string().nullable(),
+  text: z.string(),
+});
+export type HoleRunCause = z.infer<typeof holeRunCause>;
+
 /** One trash entry: the files a run replaced in one partition, kept so Undo can put them back. */
 export const trashEntry = z.object({
   id: z.string(),

@@ -21,7 +21,7 @@
 import { z } from 'zod';
 import type { ErrorInfo } from './errors.ts';
 import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, type Json } from './wire.ts';
-import { cleanupOutcome, cleanupPartitionOutcome, cleanupPlanRequest, cleanupRunRequest, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
+import { cleanupOutcome, cleanupPartitionOutcome, cleanupRunRecord, holeRunCause, cleanupPlanRequest, cleanupRunRequest, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
 import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
@@ -450,6 +450,33 @@ export const contract = {
     request: z.strictObject({ dir: pathText }),
     response: z.object({ runId: z.string(), entries: z.array(undoneEntry) }),
     write: true,
+  }),
+
+  'cleanup.history': call({
+    doc: "The run history of a partition folder (kept with the trash, kept when it is emptied): every cleanup run that changed it, oldest first, with when, the rules, the clock its decisions used, what went per reason and whether it was undone; with `offsets`, the run that removed each of them and why (\"removed by the compaction of 2026-12-01 10:02 UTC (superseded by offset 4 (key k1))\").",
+    request: z.strictObject({ dir: pathText, offsets: z.array(int64).max(2000).optional() }),
+    response: z.object({
+      runs: z.array(cleanupRunRecord),
+      /** One per asked offset that a run of the history (not undone) removed. */
+      causes: z.array(holeRunCause),
+      /** Lines of the history file that could not be read. */
+      notes: z.array(z.string()),
+    }),
+    write: false,
+  }),
+
+  'cleanup.horizons': call({
+    doc: "The delete horizons of a partition's batches (KIP-534: a v2 batch with attribute bit 6 set holds in baseTimestamp the time after which a clean drops its tombstones and discardable markers): the earliest, and the clock just after it (earliest + 1 ms) that the Cleanup form offers as `now`. Reads batch headers only.",
+    request: z.strictObject({ dir: pathText }),
+    response: z.object({
+      /** The earliest delete horizon, ms since the epoch, or null when no batch carries one. */
+      earliest: int64.nullable(),
+      /** earliest + 1 ms: a clean at this clock drops that batch's tombstones (Kafka's `Cleaner.shouldRetainRecord` keeps them while the horizon is after the clock). */
+      justAfter: int64.nullable(),
+      /** Batches carrying a delete horizon. */
+      stamped: count,
+    }),
+    write: false,
   }),
 
   'cleanup.trash': call({

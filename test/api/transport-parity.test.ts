@@ -101,6 +101,8 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
   'cleanup.run': [{ name: 'refused while write mode is off', request: { dir: orders, operation: 'compaction', planId: 'unknown' } }],
   'cleanup.undo': [{ name: 'refused while write mode is off', request: { dir: orders } }],
   'cleanup.trash': [{ name: 'entries of a partition', request: { dir: orders } }],
+  'cleanup.horizons': [{ name: 'horizons of a partition', request: { dir: orders } }],
+  'cleanup.history': [{ name: 'runs of a partition', request: { dir: orders, offsets: ['0'] } }],
   'cleanup.emptyTrash': [{ name: 'refused while write mode is off', request: {} }],
   // EDIT-ROWS
   'edit.preview': [

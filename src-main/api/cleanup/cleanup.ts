@@ -25,13 +25,15 @@
  */
 import { defaultTrashDir, emptyTheTrash, trashEntries } from '../../engine/cleaner/cleaner.ts';
 import { lastRunEntries } from '../../engine/cleaner/undo.ts';
+import { holeCause, readRunHistory } from '../../engine/cleaner/run-history.ts';
+import { deleteHorizons } from '../../engine/cleaner/delete-horizons.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { parseConfigValue, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
 import { CLEANUP_DECISION_LIMIT, type CleanupOperation } from '../../../src-shared/cleanup-types.ts';
 import type { ParsedReq } from '../../../src-shared/contract.ts';
 import { planIdOf, type Fingerprint } from './cleanup-fingerprint.ts';
 import { staleError, type EngineCleanupOptions, type PlanTaskResult, type RunTaskResult, type UndoTaskResult } from './cleanup-task.ts';
-import { trashEntryWire } from '../core/cleanup-wire.ts';
+import { runRecordWire, trashEntryWire } from '../core/cleanup-wire.ts';
 import { runInWorker } from './cleaner-worker-runner.ts';
 import { logCacheOf } from '../core/log-cache.ts';
 import { isInsideDir } from '../core/paths.ts';
@@ -217,6 +219,25 @@ export function cleanupHandlers(ctx: ApiContext): DomainHandlers<'cleanup'> {
       } finally {
         busy--;
       }
+    },
+
+    /** Errors: `not-found` / `outside-opened` for a folder not opened. The history is read from the trash folder. */
+    'cleanup.history': async (req, call) => {
+      const dir = await ctx.session.resolve(req.dir, call);
+      const { runs, notes } = readRunHistory(defaultTrashDir(), dir);
+      const causes = [];
+      for (const o of req.offsets ?? []) {
+        const c = holeCause(runs, BigInt(o));
+        if (c) causes.push({ offset: o, runId: c.runId, at: new Date(c.at).toISOString(), operation: c.operation, reason: c.reason, evidence: c.evidence ?? null, text: c.text });
+      }
+      return { runs: runs.map(runRecordWire), causes, notes };
+    },
+
+    /** Errors: `not-found` / `outside-opened`, `io-error` reading a `.log`. */
+    'cleanup.horizons': async (req, call) => {
+      const dir = await ctx.session.resolve(req.dir, call);
+      const { earliest, total } = deleteHorizons(cache.partition(dir), 0);
+      return { earliest: earliest === null ? null : String(earliest), justAfter: earliest === null ? null : String(earliest + 1n), stamped: total };
     },
 
     'cleanup.trash': async (req, call) => {

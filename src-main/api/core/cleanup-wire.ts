@@ -11,8 +11,9 @@ import type { CleanerReport, OffsetRange, SegmentSummary } from '../../engine/cl
 import type { PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { TrashEntryInfo } from '../../engine/cleaner/trash.ts';
 import type { UndoResult } from '../../engine/cleaner/undo.ts';
+import type { RunRecord } from '../../engine/cleaner/run-history.ts';
 import type { CleanerDecision, DecisionList } from '../../engine/cleaner/decisions.ts';
-import { REMOVAL_REASONS, type CleanerDecisionWire, type CleanupPartitionOutcome, type CleanupReport, type DecisionListWire, type CleanupSegment, type OffsetRange as WireRange, type TrashEntry, type UndoneEntry } from '../../../src-shared/cleanup-types.ts';
+import { REMOVAL_REASONS, type CleanerDecisionWire, type CleanupPartitionOutcome, type CleanupReport, type CleanupRunRecord, type DecisionListWire, type CleanupSegment, type OffsetRange as WireRange, type TrashEntry, type UndoneEntry } from '../../../src-shared/cleanup-types.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
 
 const s = (v: bigint | number): string => v.toString();
@@ -115,6 +116,26 @@ export function outcomeWire(o: PartitionOutcome, rel: string): CleanupPartitionO
     report: o.report ? reportWire(o.report) : null,
     error: o.error ? toWireError(o.error) : null,
     decisions: decisionListWire(o.report?.decisions),
+  };
+}
+
+/** A run of the history on the wire: removed records counted per reason from its ranges, at most 50 ranges listed. */
+export function runRecordWire(r: RunRecord): CleanupRunRecord {
+  const per = new Map<RunRecord['removed'][number]['reason'], number>();
+  for (const x of r.removed) per.set(x.reason, (per.get(x.reason) ?? 0) + Number(BigInt(x.last) - BigInt(x.first) + 1n));
+  return {
+    runId: r.runId,
+    at: new Date(r.at).toISOString(),
+    operation: r.operation,
+    rules: r.rules ?? null,
+    now: String(Math.trunc(r.now)),
+    summary: r.summary,
+    logStartOffsetBefore: r.logStartOffsetBefore,
+    logStartOffsetAfter: r.logStartOffsetAfter,
+    removed: [...per].map(([reason, records]) => ({ reason, records })),
+    ranges: r.removed.slice(0, 50).map((x) => ({ reason: x.reason, first: x.first, last: x.last })),
+    removedRanges: r.removed.length,
+    undone: r.undone ?? false,
   };
 }
 

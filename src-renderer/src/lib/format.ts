@@ -103,3 +103,24 @@ export function shortPath(path: string, maxChars: number): string {
   }
   return out.length > maxChars ? '…' + out.slice(out.length - maxChars + 1) : '…' + out;
 }
+
+/** A duration in ms for people: ms below 10 s, then s, min, h, days (two decimals above seconds). */
+export function durationText(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 10_000) return `${a} ms`;
+  if (a < 120_000) return `${(a / 1000).toFixed(a % 1000 === 0 ? 0 : 2)} s`;
+  if (a < 7_200_000) return `${(a / 60_000).toFixed(2)} min`;
+  if (a < 172_800_000) return `${(a / 3_600_000).toFixed(2)} h`;
+  return `${(a / 86_400_000).toFixed(2)} days`;
+}
+
+/**
+ * A batch's delete horizon (KIP-534: a v2 batch with attribute bit 6 set holds it in baseTimestamp)
+ * seen from `nowMs`: "in 23.99 h" or "passed 5.00 min ago". Kafka's `Cleaner.shouldRetainRecord`
+ * keeps the batch's tombstones while the horizon is after the cleaner's clock, and drops them at a
+ * clean once it is not.
+ */
+export function horizonFromNow(horizonMs: string, nowMs: number): { passed: boolean; text: string } {
+  const left = Number(horizonMs) - nowMs;
+  return left > 0 ? { passed: false, text: `in ${durationText(left)}` } : { passed: true, text: left === 0 ? 'passes now' : `passed ${durationText(-left)} ago` };
+}

@@ -102,6 +102,27 @@ describe('cleanup.plan/run with explain', () => {
     const run = await job(s, 'cleanup.run', { ...req, planId: plan.planId });
     expect(run.partitions[0]!.report!.dryRun).toBe(false);
     expect(run.partitions[0]!.decisions!.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence])).toEqual(d.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence]));
+
+    // The run history: the run, and the holes it made with their reason and evidence.
+    const h = await s.dispatch('cleanup.history', { dir, offsets: ['0', '1', '5', '8'] }, { readOnly: false });
+    if (!h.ok) throw new Error(h.error.message);
+    const hist = h.result as { runs: { runId: string; at: string; operation: string; rules: string | null; now: string; removed: unknown; ranges: unknown; undone: boolean }[]; causes: { offset: string; reason: string; text: string }[] };
+    expect(hist.runs).toHaveLength(1);
+    const r0 = hist.runs[0]!;
+    expect(r0).toMatchObject({ operation: 'compaction', rules: 'kafka', now: NOW, undone: false });
+    expect(r0.removed).toEqual([{ reason: 'superseded', records: 4 }, { reason: 'keyless', records: 1 }]);
+    expect(r0.ranges).toEqual([{ reason: 'superseded', first: '0', last: '3' }, { reason: 'keyless', first: '8', last: '8' }]);
+    const minute = `${r0.at.slice(0, 16).replace('T', ' ')} UTC`;
+    // Offset 5 was kept: no cause.
+    expect(hist.causes.map((c) => [c.offset, c.reason, c.text])).toEqual([
+      ['0', 'superseded', `removed by the compaction of ${minute} (superseded by offset 6 (key k1))`],
+      ['1', 'superseded', `removed by the compaction of ${minute} (superseded by offset 4 (key k2))`],
+      ['8', 'keyless', `removed by the compaction of ${minute} (keyless: dropped (kafka rules; counted as an invalid message))`],
+    ]);
+    // Undo marks the run undone; its holes have no cause any more.
+    expect(await s.dispatch('cleanup.undo', { dir }, { readOnly: false })).toMatchObject({ ok: true });
+    const after = await s.dispatch('cleanup.history', { dir, offsets: ['0'] }, { readOnly: false });
+    expect(after).toMatchObject({ ok: true, result: { runs: [{ runId: r0.runId, undone: true }], causes: [] } });
   });
 
   it('retention: one row per segment walked, the prefix stopping at the first segment inside retention.ms', async () => {

@@ -36,6 +36,11 @@ test('compaction preview and result list each decision, filtered by reason and v
   await selectPartition(page, 'orders-0');
   await page.getByTestId('tab-cleanup').click();
   await page.getByTestId('cleanup-op-compaction').click();
+  // A fixed clock: 2023-11-15 00:00:00.000 UTC = 1700006400000 ms, after every record.
+  await page.getByTestId('cleanup-now-fixed').click();
+  await page.getByTestId('cleanup-now').fill('2023-11-15T00:00:00.000');
+  // No batch carries a delete horizon yet: the preset is offered but disabled.
+  await expect(page.getByTestId('cleanup-now-horizon')).toBeDisabled();
   await page.getByTestId('cleanup-preview').click();
   await expect(page.getByTestId('cleanup-summary')).toContainText('5 records removed (superseded 4, keyless 1)');
 
@@ -100,4 +105,69 @@ test('compaction preview and result list each decision, filtered by reason and v
   await page.locator('[data-testid=decision-reason][data-reason=superseded]').click();
   expect(await page.locator('[data-testid=cleanup-decision-row]').evaluateAll((els) => els.map((e) => e.getAttribute('data-offset')))).toEqual(['0', '1', '2', '3']);
   await page.screenshot({ path: `${SCREENSHOTS}/cleanup-decisions-result.png` });
+
+  // The run history: one compaction, kafka rules, what went.
+  const entry = page.locator('[data-testid=run-history-entry]');
+  await expect(entry).toHaveCount(1);
+  await expect(entry).toHaveAttribute('data-undone', 'false');
+  await expect(entry).toContainText('compaction · kafka rules');
+  await expect(entry.locator('[data-reason=superseded]')).toHaveText('superseded 4');
+  await expect(entry.locator('[data-reason=keyless]')).toHaveText('keyless 1');
+  await expect(entry).toContainText('offsets 0 – 3, 8');
+  await entry.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-run-history.png` });
+
+  // The holes it made say which run made them and why.
+  await page.getByTestId('tab-holes').click();
+  const hole0 = page.locator('[data-testid=holes-row][data-from="0"] [data-testid=holes-run-cause]');
+  await expect(hole0).toHaveText(/^removed by the compaction of \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \(superseded by offset 6 \(key k1\)\)$/);
+  await expect(page.locator('[data-testid=holes-row][data-from="8"] [data-testid=holes-run-cause]')).toHaveText(/\(keyless: dropped \(kafka rules; counted as an invalid message\)\)$/);
+  await page.screenshot({ path: `${SCREENSHOTS}/holes-run-cause.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: `${SCREENSHOTS}/holes-run-cause-dark.png` });
+  await page.getByTestId('tab-cleanup').click();
+  await page.locator('[data-testid=run-history]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-run-history-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+
+  // The tombstone's batch now carries its delete horizon: the run's clock + delete.retention.ms
+  // = 1700006400000 + 86400000 = 1700092800000 ms, in the batch's baseTimestamp field.
+  await page.getByTestId('tab-segments').click();
+  await page.locator('[data-testid=segment-row][data-base="0"]').click();
+  const horizon = page.locator('[data-testid=batch-horizon]');
+  await expect(horizon).toHaveCount(1);
+  await expect(horizon).toHaveAttribute('data-horizon', '1700092800000');
+  await expect(horizon).toHaveText(/^2023-11-16 00:00:00\.000 · passed \d+\.\d\d days ago$/);
+  await page.screenshot({ path: `${SCREENSHOTS}/batches-delete-horizon.png` });
+
+  // The `now` preset just after the earliest delete horizon, and a preview at it drops the tombstone.
+  await page.getByTestId('tab-cleanup').click();
+  await expect(page.getByTestId('cleanup-now-horizon')).toBeEnabled();
+  await expect(page.getByTestId('cleanup-now-horizon')).toHaveText(/just after the earliest delete horizon \(2023-11-16 00:00:00\.000\)/);
+  await page.getByTestId('cleanup-now-preset').selectOption('horizon');
+  await expect(page.getByTestId('cleanup-now')).toHaveValue('2023-11-16T00:00:00.001');
+  await page.getByTestId('cleanup-preview').click();
+  await expect(page.getByTestId('cleanup-badge')).toHaveText('preview · nothing changed yet');
+  await expect(page.locator('[data-testid=cleanup-decision-row][data-subject=record][data-offset="4"]')).toHaveAttribute('data-reason', 'tombstone-horizon-passed');
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-now-horizon.png` });
+
+  // Run it: the tombstone goes; the timeline lists both runs, newest first.
+  await page.getByTestId('cleanup-run').click();
+  await page.getByTestId('cleanup-confirm-ok').click();
+  await expect(page.getByTestId('cleanup-badge')).toHaveText('measured');
+  const entries = page.locator('[data-testid=run-history-entry]');
+  await expect(entries).toHaveCount(2);
+  await expect(entries.first().locator('[data-reason=tombstone]')).toHaveText('tombstone 1');
+  await expect(entries.first()).toContainText('now 2023-11-16 00:00:00.001');
+  // Undo reverses the latest run: the timeline marks it undone, the first stays.
+  await page.getByTestId('cleanup-undo').click();
+  await expect(page.getByTestId('cleanup-undone')).toContainText('compaction reversed');
+  await expect(entries.first()).toHaveAttribute('data-undone', 'true');
+  await expect(entries.nth(1)).toHaveAttribute('data-undone', 'false');
+  await expect(page.getByTestId('run-history-undone')).toHaveText('undone');
+  await page.locator('[data-testid=run-history]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENSHOTS}/cleanup-run-history-undone.png` });
 });

@@ -36,12 +36,17 @@ test('textbook lab: create, preview the retention walk, run it, then kafka vs cl
     ['2', 'remove'],
     ['3', 'keep'],
   ]);
-  await expect(page.getByTestId('walk-position')).toHaveText('1 / 4');
+  // The three segments and the one that stops the prefix, then the result.
+  await expect(page.getByTestId('walk-position')).toHaveText('1 / 5');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
-  await expect(page.getByTestId('walk-position')).toHaveText('4 / 4');
+  await expect(page.getByTestId('walk-position')).toHaveText('4 / 5');
   await expect(page.getByTestId('walk-current')).toContainText('prefix stops at segment 3: time retention: max timestamp t=250 ms is 50 ms old > retention.ms 100 (100 ms)? no');
+  await page.keyboard.press('ArrowRight');
+  // Four segments of one 70-byte batch each (61-byte v2 header + a 9-byte record): three deleted.
+  await expect(page.getByTestId('walk-current')).toHaveAttribute('data-phase', 'result');
+  await expect(page.getByTestId('walk-current')).toHaveText('Result: segments 0: 70 B, 1: 70 B, 2: 70 B deleted; 3 records removed; log start offset 0 → 3.');
   await page.screenshot({ path: `${SCREENSHOTS}/lessons-retention-walk.png` });
 
   await page.getByTestId('lesson-run').click();
@@ -57,6 +62,39 @@ test('textbook lab: create, preview the retention walk, run it, then kafka vs cl
   await expect(diffs.first()).toHaveText('Offset 3: Kafka — keyless: dropped (kafka rules; counted as an invalid message); classic — keyless: kept (classic rules).');
   await expect(page.locator('[data-testid=side-kafka] [data-testid=decision-cell][data-offset="3"]')).toHaveAttribute('data-decision', 'remove');
   await expect(page.locator('[data-testid=side-classic] [data-testid=decision-cell][data-offset="3"]')).toHaveAttribute('data-decision', 'keep');
+  // The walkthrough of the kafka side: the cleanable range, the offset map key by key, each
+  // decision, the swap, the result.
+  const cur = page.getByTestId('walk-current');
+  await expect(cur).toHaveAttribute('data-phase', 'range');
+  await expect(cur).toContainText('Cleanable range: offsets 0 up to 4 (exclusive). It starts at the log start offset (no cleaner checkpoint yet) and ends at 4, bounded by the active segment (never cleaned)');
+  await page.keyboard.press('ArrowRight');
+  await expect(cur).toHaveText('Offset map: put a → 0; 1 key in the map.');
+  await page.keyboard.press('ArrowRight');
+  await expect(cur).toHaveText('Offset map: put b → 1; 2 keys in the map.');
+  await page.keyboard.press('ArrowRight');
+  await expect(cur).toHaveText('Offset map: put a → 2 (replaces 0); 2 keys in the map.');
+  await expect(page.locator('[data-testid=side-kafka] [data-testid=decision-cell][data-offset="2"]')).toHaveClass(/here/);
+  await page.keyboard.press('ArrowRight');
+  await expect(cur).toHaveAttribute('data-phase', 'decision');
+  await expect(cur).toHaveAttribute('data-offset', '0');
+  await expect(cur).toContainText('superseded by offset 2 (key a)');
+  await page.screenshot({ path: `${SCREENSHOTS}/lessons-walk-map.png` });
+  const [, total] = (await page.getByTestId('walk-position').innerText()).split(' / ');
+  for (let i = 5; i < Number(total) - 1; i++) await page.keyboard.press('ArrowRight');
+  await expect(page.getByTestId('walk-position')).toHaveText(`${Number(total) - 1} / ${total}`);
+  await expect(cur).toHaveAttribute('data-phase', 'swap');
+  await expect(cur).toContainText('.cleaned, renamed to .swap');
+  await expect(cur).toContainText("Kafka's LogLoader finishes any .swap");
+  await page.keyboard.press('ArrowRight');
+  await expect(cur).toHaveAttribute('data-phase', 'result');
+  await expect(cur).toContainText('log start offset 0 → 0; cleaner checkpoint none → 4.');
+  await page.screenshot({ path: `${SCREENSHOTS}/lessons-walk-result.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: `${SCREENSHOTS}/lessons-walk-result-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+
   await page.getByTestId('decision-filter').selectOption('superseded');
   const rows = page.locator('[data-testid=decision-row]');
   await expect(rows).toHaveCount(1);

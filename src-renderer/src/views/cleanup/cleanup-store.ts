@@ -96,6 +96,10 @@ export const useCleanup = defineStore('cleanup', () => {
   const resultPlan = shallowRef<JobResult<'cleanup.plan'> | null>(null);
   const undone = shallowRef<Res<'cleanup.undo'> | null>(null);
   const trash = shallowRef<Res<'cleanup.trash'> | null>(null);
+  /** The run history of the selected partition (`cleanup.history`), reloaded with the trash. */
+  const history = shallowRef<Res<'cleanup.history'> | null>(null);
+  /** The partition's delete horizons (`cleanup.horizons`), for the `now` preset just after the earliest. */
+  const horizons = shallowRef<Res<'cleanup.horizons'> | null>(null);
   const error = shallowRef<CleanupError | null>(null);
   /** Set after a cancel (not an error). */
   const notice = ref<string | null>(null);
@@ -299,6 +303,16 @@ export const useCleanup = defineStore('cleanup', () => {
     } catch (err) {
       explorer.report(err, 'Reading the trash');
     }
+    const d = dir.value;
+    if (!d) return;
+    try {
+      const h = await api['cleanup.history']({ dir: d });
+      if (dir.value === d) history.value = h;
+      const z = await api['cleanup.horizons']({ dir: d });
+      if (dir.value === d) horizons.value = z;
+    } catch (err) {
+      explorer.report(err, 'Reading the run history');
+    }
   }
 
   /** Deletes the trash entries of the target folder for good (the view confirms first). */
@@ -350,6 +364,8 @@ export const useCleanup = defineStore('cleanup', () => {
     run,
     undo,
     loadTrash,
+    history,
+    horizons,
     emptyTrash,
     cancel,
   };
