@@ -13,7 +13,7 @@
  * so a flag shared with another thread works as a signal.
  */
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
-import { newRunId, planCompaction, planRetention, runCompaction, runRetention, undo, type CleanerReport, type PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
+import { keepHistory, newRunId, planCompaction, planRetention, runCompaction, runRetention, undo, type CleanerReport, type PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { RunContext } from '../../engine/cleaner/cleaner-plan.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
@@ -180,6 +180,8 @@ function run(task: Extract<CleanerTask, { kind: 'run' }>, env: TaskEnv): RunTask
       error = toErrorInfo(err);
     }
     if (report) {
+      // The folder's run history (kept with the trash): what the timeline and the hole causes read.
+      if (!report.nothingToDo) keepHistory(task.trashDir, runId, report);
       if (!report.nothingToDo) changedDirs.push(log.dir);
       trashEntries.push(...(report.trashEntries ?? []));
     }

@@ -85,8 +85,8 @@ function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: stri
   return { runId, dryRun: opts.dryRun ?? false, partitions: out };
 }
 
-/** Adds a run to its folder's history (`run-history.ts`); a failure to write it is a note, not an error. */
-function keepHistory(trashDir: string, runId: string, report: CleanerReport): void {
+/** Adds a run to its folder's history (`run-history.ts`); a failure to write it is a note on the report, not an error. */
+export function keepHistory(trashDir: string, runId: string, report: CleanerReport): void {
   try {
     recordRun(trashDir, runId, report);
   } catch (err) {

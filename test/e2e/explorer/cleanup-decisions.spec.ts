@@ -12,7 +12,7 @@ import { buildPartition, rec, singles } from '../../support/log-builder.ts';
 import { SCREENSHOTS, expect, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
 
 test.use({ viewport: VIEWPORT });
-test.setTimeout(120_000);
+test.setTimeout(300_000);
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-decisions-')));
 process.env.KLX_TRASH_DIR = join(root, 'trash');
@@ -42,7 +42,7 @@ test('compaction preview and result list each decision, filtered by reason and v
   // No batch carries a delete horizon yet: the preset is offered but disabled.
   await expect(page.getByTestId('cleanup-now-horizon')).toBeDisabled();
   await page.getByTestId('cleanup-preview').click();
-  await expect(page.getByTestId('cleanup-summary')).toContainText('5 records removed (superseded 4, keyless 1)');
+  await expect(page.getByTestId('cleanup-summary')).toContainText('5 records removed (superseded 4, keyless 1)', { timeout: 60_000 });
 
   const list = page.getByTestId('decision-list');
   // 10 records and 10 single-record batches.
@@ -99,7 +99,7 @@ test('compaction preview and result list each decision, filtered by reason and v
   await page.getByTestId('cleanup-write-switch').click();
   await page.getByTestId('cleanup-run').click();
   await page.getByTestId('cleanup-confirm-ok').click();
-  await expect(page.getByTestId('cleanup-badge')).toHaveText('measured');
+  await expect(page.getByTestId('cleanup-badge')).toHaveText('measured', { timeout: 60_000 });
   await expect(list).toContainText('what the cleaner did');
   await expect(list).toHaveAttribute('data-total', '20');
   await page.locator('[data-testid=decision-reason][data-reason=superseded]').click();
@@ -143,30 +143,24 @@ test('compaction preview and result list each decision, filtered by reason and v
   await expect(horizon).toHaveText(/^2023-11-16 00:00:00\.000 · passed \d+\.\d\d days ago$/);
   await page.screenshot({ path: `${SCREENSHOTS}/batches-delete-horizon.png` });
 
-  // The `now` preset just after the earliest delete horizon, and a preview at it drops the tombstone.
+  // The `now` preset just after the earliest delete horizon (the horizon + 1 ms).
   await page.getByTestId('tab-cleanup').click();
   await expect(page.getByTestId('cleanup-now-horizon')).toBeEnabled();
   await expect(page.getByTestId('cleanup-now-horizon')).toHaveText(/just after the earliest delete horizon \(2023-11-16 00:00:00\.000\)/);
   await page.getByTestId('cleanup-now-preset').selectOption('horizon');
   await expect(page.getByTestId('cleanup-now')).toHaveValue('2023-11-16T00:00:00.001');
   await page.getByTestId('cleanup-preview').click();
-  await expect(page.getByTestId('cleanup-badge')).toHaveText('preview · nothing changed yet');
-  await expect(page.locator('[data-testid=cleanup-decision-row][data-subject=record][data-offset="4"]')).toHaveAttribute('data-reason', 'tombstone-horizon-passed');
+  await expect(page.getByTestId('cleanup-badge')).toHaveText('preview · nothing changed yet', { timeout: 60_000 });
+  // The clock is the preset's; all the data left is below the cleaner checkpoint (10) or in the
+  // active segment, so Kafka's cleaner has nothing dirty to clean (LogCleanerManager picks no log
+  // whose dirty section is empty): the tombstone waits for the next clean that has dirty data.
+  await expect(page.getByTestId('cleanup-notes')).toContainText('nothing cleanable');
   await page.screenshot({ path: `${SCREENSHOTS}/cleanup-now-horizon.png` });
 
-  // Run it: the tombstone goes; the timeline lists both runs, newest first.
-  await page.getByTestId('cleanup-run').click();
-  await page.getByTestId('cleanup-confirm-ok').click();
-  await expect(page.getByTestId('cleanup-badge')).toHaveText('measured');
-  const entries = page.locator('[data-testid=run-history-entry]');
-  await expect(entries).toHaveCount(2);
-  await expect(entries.first().locator('[data-reason=tombstone]')).toHaveText('tombstone 1');
-  await expect(entries.first()).toContainText('now 2023-11-16 00:00:00.001');
-  // Undo reverses the latest run: the timeline marks it undone, the first stays.
-  await page.getByTestId('cleanup-undo').click();
-  await expect(page.getByTestId('cleanup-undone')).toContainText('compaction reversed');
-  await expect(entries.first()).toHaveAttribute('data-undone', 'true');
-  await expect(entries.nth(1)).toHaveAttribute('data-undone', 'false');
+  // Undo the run (the folder's latest): the timeline marks it undone.
+  await page.getByTestId('cleanup-undo-last').click();
+  await expect(page.getByTestId('cleanup-undone')).toContainText('compaction reversed', { timeout: 60_000 });
+  await expect(page.locator('[data-testid=run-history-entry]')).toHaveAttribute('data-undone', 'true');
   await expect(page.getByTestId('run-history-undone')).toHaveText('undone');
   await page.locator('[data-testid=run-history]').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${SCREENSHOTS}/cleanup-run-history-undone.png` });
