@@ -34,6 +34,30 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   await expect(page.getByTestId('groups-absent')).toContainText('of the 50 __consumer_offsets partitions');
   await expect(page.getByTestId('groups-problem')).toHaveCount(2);
 
+  // every column of the group list is inside the list and the window (at 1600 px the last one was cut)
+  const list = (await page.getByTestId('groups-list').boundingBox())!;
+  for (const cells of [page.locator('[data-testid=groups-list] .thead > div'), page.locator('[data-testid=groups-row][data-group="g-ok"] > div')]) {
+    await expect(cells).toHaveCount(7);
+    const last = (await cells.last().boundingBox())!;
+    expect(last.x + last.width).toBeLessThanOrEqual(list.x + list.width + 0.5);
+    expect(last.x + last.width).toBeLessThanOrEqual(VIEWPORT.width);
+  }
+  // and no header of the list, nor the type of a group, is cut short: every line of their text ends inside the cell's padding
+  const cut = (sel: string) =>
+    page.locator(sel).evaluateAll((els) =>
+      els
+        .filter((el) => {
+          const range = el.ownerDocument.createRange();
+          range.selectNodeContents(el);
+          const right = el.getBoundingClientRect().right - parseFloat(el.ownerDocument.defaultView!.getComputedStyle(el).paddingRight);
+          return el.scrollWidth > el.clientWidth || [...range.getClientRects()].some((line) => line.right > right + 0.5);
+        })
+        .map((el) => el.textContent),
+    );
+  expect(await cut('[data-testid=groups-list] .thead > div')).toEqual([]);
+  expect(await cut('[data-testid=groups-row] > div:nth-child(2)')).toEqual([]);
+  await expect(page.locator('[data-testid=groups-list] .thead > div').last()).toHaveText('Record lag');
+
   // g-ok: classic, Stable, one member; the offsets table has the describe columns
   await page.locator('[data-testid=groups-row][data-group="g-ok"]').click();
   await expect(page.getByTestId('groups-detail')).toContainText('g-ok');
