@@ -162,6 +162,8 @@ describe('klx cleaner commands', () => {
     const b = out.partitions.find((p: { topic: string }) => p.topic === 'b');
     expect(a.error.code).toBe('truncated-batch');
     expect(a.error.message).toMatch(/so 2000012\) exceeds the 300 bytes left/);
+    // Kafka's uncleanable-bytes: the dirty segment's size (seg@0 with its damaged tail), not the 300 damaged bytes (issue 13 finding 8).
+    expect(a.uncleanableBytes).toBe(statSync(seg).size);
     expect(b.report.removed.superseded.records).toBe(1);
     expect(r.stderr).toMatch(/1 partition\(s\) not done: a-0 \(truncated-batch\)/);
   });

@@ -34,6 +34,7 @@ export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = f
         partition: p.partition,
         ...(p.report ? { report: reportJson(p.report) } : {}),
         ...(p.error ? { error: p.error } : {}),
+        ...(p.uncleanableBytes !== undefined ? { uncleanableBytes: p.uncleanableBytes } : {}),
       })),
     };
     process.stdout.write(JSON.stringify(o, null, 2) + '\n');
@@ -46,7 +47,7 @@ export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = f
         process.stdout.write(`  decisions (${rows.length} rows for ${d?.total ?? 0} decisions${d?.summarized ? `; beyond ${d.limit} they are summarised per segment and reason` : ''}):\n`);
         for (const row of rows) process.stdout.write(decisionText(row) + '\n');
       }
-      if (p.error) process.stdout.write(`${p.topic}-${p.partition}: NOT DONE (${p.error.code}): ${p.error.message}\n`);
+      if (p.error) process.stdout.write(`${p.topic}-${p.partition}: NOT DONE (${p.error.code}): ${p.error.message}${typeof p.uncleanableBytes === 'number' ? `; uncleanable: ${p.uncleanableBytes} bytes (Kafka's uncleanable-bytes: the dirty segments from the first dirty offset, LogCleanerManager)` : ''}\n`);
     }
     if (outcome.partitions.length === 0) process.stdout.write('no partition found\n');
   }

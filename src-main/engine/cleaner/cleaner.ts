@@ -15,6 +15,8 @@
 import { toErrorInfo } from '../errors.ts';
 import type { ErrorInfo } from '../../../src-shared/errors.ts';
 import { allPartitions, openPath } from '../log/log-dir.ts';
+import type { PartitionLog } from '../log/partition-log.ts';
+import { cleanableRange } from './cleanable-range.ts';
 import type { CleanerFaultHook } from './file-steps.ts';
 import type { CleanerProgress, CleanerReport, RunContext } from './cleaner-plan.ts';
 import { planRetention, runRetention, type RetentionOptions } from './retention.ts';
@@ -50,6 +52,13 @@ export interface PartitionOutcome {
   report?: CleanerReport;
   /** Why this partition could not be handled (it was left as it was unless the message says otherwise). */
   error?: ErrorInfo;
+  /**
+   * Compaction that failed on damaged data: the bytes Kafka's `uncleanable-bytes` metric counts for
+   * this partition once `LogCleanerManager.markPartitionUncleanable` marks it, i.e. the cleanable
+   * section's size (`calculateCleanableBytes(firstDirtyOffset, firstUncleanableOffset)`: the whole
+   * dirty segments, not only the damaged bytes). Null when it cannot be computed.
+   */
+  uncleanableBytes?: number | null;
 }
 
 /** The outcome of an operation over one or more partitions. */
@@ -59,7 +68,21 @@ export interface CleanerOutcome {
   partitions: PartitionOutcome[];
 }
 
-function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: string, ctx: RunContext) => CleanerReport): CleanerOutcome {
+/** Error codes of damaged log data: a compaction failing with one marks the partition uncleanable (LogCleaner's LogCleaningException path). */
+const DATA_DAMAGE = new Set(['truncated-batch', 'invalid-tail', 'corrupt-region', 'unknown-magic', 'unknown-codec', 'batch-length-out-of-range', 'corrupt-batch', 'crc-mismatch', 'corrupt-record', 'decompression-limit', 'offset-overflow']);
+
+/** Kafka's uncleanable-bytes of a partition (see {@link PartitionOutcome.uncleanableBytes}), bounded by the high watermark (or LEO) instead of the last stable offset. */
+function uncleanableBytesOf(log: PartitionLog, now: number): number | null {
+  try {
+    const hw = log.highWatermark;
+    const bound = hw !== null && hw < log.logEndOffset ? hw : log.logEndOffset;
+    return cleanableRange(log, now, bound).cleanableBytes;
+  } catch {
+    return null;
+  }
+}
+
+function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: string, ctx: RunContext) => CleanerReport, uncleanableAt?: number): CleanerOutcome {
   const runId = opts.runId ?? newRunId();
   const trashDir = opts.trashDir ?? defaultTrashDir();
   const out: PartitionOutcome[] = [];
@@ -78,7 +101,10 @@ function forEachPartition(path: string, opts: CleanerCallOptions, fn: (dir: stri
       out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, report });
     } catch (err) {
       if (err instanceof Error && err.name === 'SimulatedCrash') throw err;
-      out.push({ partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, error: toErrorInfo(err) });
+      const error = toErrorInfo(err);
+      const o: PartitionOutcome = { partitionDir: log.dir, rel, topic: log.topic, partition: log.partition, error };
+      if (uncleanableAt !== undefined && DATA_DAMAGE.has(error.code)) o.uncleanableBytes = uncleanableBytesOf(log, uncleanableAt);
+      out.push(o);
       if ((err as { code?: string }).code === 'cancelled') break;
     }
   }
@@ -111,7 +137,7 @@ export function retention(path: string, opts: RetentionOptions & CleanerCallOpti
  */
 export function compact(path: string, opts: CompactionOptions & CleanerCallOptions = {}): CleanerOutcome {
   const now = opts.now ?? Date.now();
-  return forEachPartition(path, opts, (dir, ctx) => (opts.dryRun ? planCompaction(dir, { ...opts, now }) : runCompaction(dir, { ...opts, now }, ctx)));
+  return forEachPartition(path, opts, (dir, ctx) => (opts.dryRun ? planCompaction(dir, { ...opts, now }) : runCompaction(dir, { ...opts, now }, ctx)), now);
 }
 
 /** Undoes the latest run under `path` (see `undo.ts`). */
