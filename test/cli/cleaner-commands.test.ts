@@ -113,6 +113,21 @@ describe('klx cleaner commands', () => {
     expect(files(dir)).toEqual(before);
   });
 
+  it('--explain does not imply --dry-run: klx compact --explain runs the compaction (files change, a trash entry) and prints its decisions', () => {
+    const { dir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    const before = files(dir);
+    const r = klx(['compact', dir, '--now', '100000', '--explain'], trashDir);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('  remove 0 k0=');
+    expect(r.stdout).toContain('superseded by offset 10 (key k0)');
+    // The run happened: segments 0 and 10 were rewritten into one (k0..k9 kept at 10..19), the trash holds the old files.
+    expect(files(dir)).not.toEqual(before);
+    expect(readdirSync(trashDir).filter((f) => !f.startsWith('history-')).length).toBeGreaterThan(0);
+    expect(klx(['undo', dir], trashDir).status).toBe(0);
+    expect(files(dir)).toEqual(before);
+  });
+
   it('a compaction or retention that changes nothing says so in one line and leaves no trash entry (issue 13 finding 6)', () => {
     const { dir } = logWith3Segments();
     const trashDir = tempDir('klx-trash-');
