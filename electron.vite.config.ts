@@ -9,14 +9,14 @@ import vue from '@vitejs/plugin-vue';
 const OUT = process.env.KLX_OUT_DIR ? resolve(process.env.KLX_OUT_DIR) : resolve(__dirname, 'out');
 
 /**
- * Three builds: the Electron main process (ESM; plus its worker entries: the cleaner worker, the groups worker), the sandboxed preload (must be CommonJS in a
+ * Three builds: the Electron main process (ESM; plus its worker entries: the cleaner, groups and log workers), the sandboxed preload (must be CommonJS in a
  * sandboxed renderer, so `[name].cjs`), and the Vue renderer, which the loopback bridge also serves.
  */
 export default defineConfig({
   main: {
     build: {
       outDir: resolve(OUT, 'main'),
-      // Two entries: the main process, and the cleaner worker it starts in a worker thread
+      // The main process, and the workers it starts in worker threads
       // (`src-main/api/cleanup/cleaner-worker-runner.ts` looks for `cleaner-worker.js` next to `main.js`).
       lib: {
         entry: {
@@ -24,6 +24,8 @@ export default defineConfig({
           'cleaner-worker': resolve(__dirname, 'src-main/api/cleanup/cleaner-worker.ts'),
           // the groups worker (`src-main/api/groups/groups-worker-client.ts`, via core/entry-worker.ts)
           'groups-worker': resolve(__dirname, 'src-main/api/groups/groups-worker.ts'),
+          // The log domain's worker pool (`src-main/api/core/worker-pool.ts` looks for `<entry>.js` next to `main.js`).
+          'log-worker': resolve(__dirname, 'src-main/api/log/log-worker.ts'),
         },
         formats: ['es'],
       },

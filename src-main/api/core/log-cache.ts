@@ -103,7 +103,14 @@ export class LogCache {
    */
   forget(dir: string): void {
     this.entries.delete(dir);
+    this.generation++;
   }
+
+  /**
+   * Bumped by every {@link forget}: caches of the same files elsewhere (the log worker threads'
+   * own, see `log/log-tasks.ts`) drop what they opened when it moved.
+   */
+  generation = 0;
 
   /** Facts learned in this session about `dir` (only while its files are unchanged). */
   facts(dir: string): { verify?: VerifyFacts; counts?: CountFacts } {

@@ -27,7 +27,7 @@ import { summaryOf } from './log-records.ts';
 import type { JobContext } from '../core/types.ts';
 
 /** `log.countRecords`: counts of the whole partition and of each segment (header-only walk). */
-export async function countJob(log: PartitionLog, job: JobContext, cache: LogCache): Promise<JobResult<'log.countRecords'>> {
+export async function countJob(log: PartitionLog, job: JobContext, cache: Pick<LogCache, 'setCounts'>): Promise<JobResult<'log.countRecords'>> {
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const total = log.logSize;
@@ -153,7 +153,7 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
 }
 
 /** `log.verify`: the verifier's findings (worst first, the first `limit`), counts and totals; remembered for the health badge. */
-export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>, job: JobContext, cache: LogCache): Promise<JobResult<'log.verify'>> {
+export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>, job: JobContext, cache: Pick<LogCache, 'setVerify'>): Promise<JobResult<'log.verify'>> {
   const total = log.logSize;
   job.progress({ phase: 'verifying', done: 0, total, bytes: 0 });
   const report = await verifyPartition(log, {

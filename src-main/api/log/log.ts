@@ -10,26 +10,41 @@
  *
  * The work itself lives in `log-summary.ts` (partition and segment rows), `log-records.ts` (record
  * pages with hole rows, record bytes, batch pages) and `log-jobs.ts` (count, holes, verify, search).
+ * Everything but opening a folder and a partition's summary runs on the log worker pool
+ * (`log-tasks.ts`, `core/worker-pool.ts`): this thread only resolves and checks the path, sends the
+ * task and forwards progress, so a slow or hostile input never blocks other calls or `job.cancel`.
  */
-import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
-import type { PartitionLog } from '../../engine/log/partition-log.ts';
-import { isInsideDir } from '../core/paths.ts';
+import { openPath } from '../../engine/log/log-dir.ts';
+import type { JobResult, MethodName, ParsedReq } from '../../../src-shared/contract.ts';
 import { folderDecodersOf } from '../core/folder-decoders.ts';
-import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
-import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
 import { logCacheOf } from '../core/log-cache.ts';
-import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
+import { logPool, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
 import { logDirSummaryOf, partitionSummaryOf, segmentRowsOf } from './log-summary.ts';
-import { s, sn } from './log-wire.ts';
-import type { ApiContext, CallContext, DomainHandlers } from '../core/types.ts';
+import type { ApiContext, CallContext, DomainHandlers, JobContext } from '../core/types.ts';
 
 /** Builds the `log.*` handlers. */
 export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
   const cache = logCacheOf(ctx);
   /** The opened partition at `dir` (checked against the session's opened folders). */
   const partitionAt = async (dir: string, call: CallContext) => cache.partition(await ctx.session.resolve(dir, call));
-  /** One decoder per opened folder with its format choices (`api/core/folder-decoders.ts`). */
+  /** One decoder per opened folder with its format choices (`api/core/folder-decoders.ts`); the worker threads keep their own copies. */
   const decoders = folderDecodersOf(ctx);
+  /** Bumped when a folder's files change (a `_schemas` append may add schemas): the threads' decoders are made again. */
+  let decodeEpoch = 0;
+  ctx.events.subscribe((e) => {
+    if (e.type === 'log.changed') decodeEpoch++;
+  });
+  /**
+   * Runs a log task on the log worker pool (`log-tasks.ts`) for the partition `req.dir` (resolved
+   * and checked here, on the main thread); a job's signal cancels it and its progress is the job's.
+   */
+  const inWorker = async <R>(kind: LogTaskKind, req: ParsedReq<MethodName> & { dir: string }, call: CallContext | JobContext): Promise<R> => {
+    const dir = await ctx.session.resolve(req.dir, call);
+    const root = decoders.rootOf(dir);
+    const job = 'signal' in call ? call : undefined;
+    const args: LogTaskArgs<unknown> = { dir, root, choices: decoders.choices(root), generation: cache.generation, decodeEpoch, req };
+    return logPool().run<R>(kind, args, { signal: job?.signal, onProgress: job ? (p) => job.progress(p) : undefined, affinity: dir, label: `${kind} of ${dir}` });
+  };
 
   return {
     /** Opens the folder in the session, then every log directory under it. Errors: `not-found`, `not-a-log-dir`, `invalid-argument`. */
@@ -49,49 +64,35 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
       return { partition: partitionSummaryOf(log, cache.facts(log.dir)), segments: segmentRowsOf(log) };
     },
 
-    'log.batches': async (req, call) => batchesPage(await partitionAt(req.dir, call), req),
+    'log.batches': async (req, call) => inWorker('batches', req, call),
 
-    'log.records': async (req, call) => {
-      const log = await partitionAt(req.dir, call);
-      return recordsPage(log, req, decoders.decoderFor(log.dir));
-    },
+    'log.records': async (req, call) => inWorker('records', req, call),
 
-    'log.recordValue': async (req, call) => recordValue(await partitionAt(req.dir, call), req),
+    'log.recordValue': async (req, call) => inWorker('recordValue', req, call),
 
     /** ListOffsets by timestamp. Errors: `invalid-argument` (negative other than −1/−2), `corrupt-batch` with file and position. */
-    'log.seekTimestamp': async (req, call) => {
-      const log = await partitionAt(req.dir, call);
-      const hit = await offsetForTimestamp(log, offsetOf(req.timestamp));
-      if (!hit) return { found: false, offset: null, timestamp: null, segmentBaseOffset: null, leaderEpoch: null };
-      return { found: true, offset: s(hit.offset), timestamp: s(hit.timestamp), segmentBaseOffset: sn(hit.segmentBaseOffset), leaderEpoch: hit.leaderEpoch };
+    'log.seekTimestamp': async (req, call) => inWorker('seekTimestamp', req, call),
+
+    'log.countRecords': async (req, job) => {
+      const log = await partitionAt(req.dir, job);
+      const { result, facts } = await inWorker<CountTaskResult>('count', req, job);
+      if (facts) cache.setCounts(log, facts);
+      return result;
     },
 
-    'log.countRecords': async (req, job) => countJob(await partitionAt(req.dir, job), job, cache),
+    'log.holes': async (req, job) => inWorker<JobResult<'log.holes'>>('holes', req, job),
 
-    'log.holes': async (req, job) => holesJob(await partitionAt(req.dir, job), req, job),
+    'log.verify': async (req, job) => {
+      const log = await partitionAt(req.dir, job);
+      const { result, facts } = await inWorker<VerifyTaskResult>('verify', req, job);
+      if (facts) cache.setVerify(log, facts);
+      return result;
+    },
 
-    'log.verify': async (req, job) => verifyJob(await partitionAt(req.dir, job), req, job, cache),
-
-    /** Search: the partitions of the scope in a stable order (topic, partition, folder). Errors: `invalid-argument` (no text nor condition, a bad condition, topic scope on a folder that is not a partition). */
+    /** Search: the partitions of the scope in a stable order (topic, partition, folder), listed and searched on the worker. Errors: `invalid-argument` (no text nor condition, a bad condition, topic scope on a folder that is not a partition). */
     'log.search': async (req, job) => {
-      const dir = await ctx.session.resolve(req.dir, job);
       const fromDir = req.fromDir !== undefined ? await ctx.session.resolve(req.fromDir, job) : undefined;
-      let logs: PartitionLog[];
-      if (req.scope === 'partition') logs = [cache.partition(dir)];
-      else {
-        const root = ctx.session.opened().find((r) => isInsideDir(dir, r)) ?? dir;
-        const all = allPartitions(openPath(root)).map((p) => p.log);
-        if (req.scope === 'topic') {
-          const here = all.find((l) => l.dir === dir) ?? cache.partition(dir);
-          logs = all.filter((l) => l.topic === here.topic);
-        } else logs = all;
-        logs.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)));
-      }
-      return searchJob(
-        logs.map((log) => ({ log, decoder: decoders.decoderFor(log.dir) })),
-        { ...req, ...(fromDir !== undefined ? { fromDir } : {}) },
-        job,
-      );
+      return inWorker<JobResult<'log.search'>>('search', { ...req, ...(fromDir !== undefined ? { fromDir } : {}) }, job);
     },
   };
 }

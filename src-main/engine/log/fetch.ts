@@ -257,15 +257,25 @@ interface BatchYield {
   skippedControl: number;
   skippedAborted: number;
   problem?: ReadProblem;
+  /** Deliverable records left out by `keep` (see {@link batchYield}). */
+  left: number;
 }
+
+/**
+ * Which of a batch's deliverable records a reader keeps: the first `first` (a forward page needs
+ * what is left of its budget plus one to know where the next page starts) or the last `last` below
+ * `before` (a backward page). A records page over a batch of a million records then makes a few
+ * hundred records, not a million (memory grows with what is asked, not with the batch).
+ */
+type Keep = { first: number } | { last: number; before: bigint };
 
 /**
  * Applies the isolation rules to one batch (in offset order: `filter` keeps state between calls).
  * Aborted batches under read_committed are not decompressed.
  */
-function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e: WalkedBatch, from: bigint): BatchYield {
+function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e: WalkedBatch, from: bigint, keep?: Keep): BatchYield {
   const h = e.header;
-  const out: BatchYield = { records: [], skippedControl: 0, skippedAborted: 0 };
+  const out: BatchYield = { records: [], skippedControl: 0, skippedAborted: 0, left: 0 };
   let records: KafkaRecord[] | undefined;
   let abortMarker = false;
   if (h.isControl) {
@@ -281,14 +291,20 @@ function batchYield(ctx: ReadContext, filter: AbortedTransactionFilter | null, e
   const lo = from > ctx.logStart ? from : ctx.logStart;
   records ??= decodeOrReport(e, out, lo);
   if (records === undefined) return out;
+  const hi = keep && 'before' in keep && keep.before < ctx.limit ? keep.before : ctx.limit;
+  const picked: KafkaRecord[] = [];
   for (const r of records) {
-    if (r.offset < lo || r.offset >= ctx.limit) continue;
+    if (r.offset < lo || r.offset >= hi) continue;
     if (h.isControl && !ctx.includeControl) {
       out.skippedControl++;
       continue;
     }
-    out.records.push(toFetched(r, e, aborted));
+    if (keep && 'first' in keep && picked.length >= keep.first) break;
+    picked.push(r);
   }
+  const from0 = keep && 'last' in keep && picked.length > keep.last ? picked.length - keep.last : 0;
+  out.left = from0;
+  for (let i = from0; i < picked.length; i++) out.records.push(toFetched(picked[i]!, e, aborted));
   return out;
 }
 
@@ -456,7 +472,7 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     result.bytesRead += h.size;
     result.batchesRead++;
     if (ctx.aborted !== null && filter === null) filter = new AbortedTransactionFilter(ctx.aborted, h.baseOffset);
-    const y = batchYield(ctx, filter, e, cursor);
+    const y = batchYield(ctx, filter, e, cursor, { first: peeking ? 1 : maxRecords - result.records.length + 1 });
     if (y.problem) result.problems.push(y.problem);
     if (!peeking) {
       result.skippedControlRecords += y.skippedControl;
@@ -654,8 +670,9 @@ async function readWindow(ctx: ReadContext, seg: LogSegment, segmentIndex: numbe
     await pacer.step(h.size);
     if (h.lastOffset < ctx.logStart) continue;
     if (ctx.aborted !== null && filter === null) filter = new AbortedTransactionFilter(ctx.aborted, h.baseOffset);
-    const y = batchYield(ctx, filter, Object.assign(e, { segment: seg, segmentIndex }), ctx.logStart);
+    const y = batchYield(ctx, filter, Object.assign(e, { segment: seg, segmentIndex }), ctx.logStart, { last: need, before: stop });
     if (y.problem) problems.push(y.problem);
+    if (y.left > 0) dropped = true;
     for (const r of y.records) if (r.offset < stop) kept.push(r);
     if (kept.length > need * 2 + 1024) {
       kept = kept.slice(kept.length - need);

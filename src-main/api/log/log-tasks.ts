@@ -1,0 +1,142 @@
+/**
+ * The log domain's tasks as they run on a log worker thread (`log-worker.ts`), and their argument
+ * shapes, shared with the handlers (`log.ts`) that send them through the pool (`logPool`).
+ *
+ * Every task gets the partition folder as a real path already checked against the session's opened
+ * folders on the main thread (`dir`), the opened folder holding it (`root`, whose `_schemas` topics
+ * the record decoder reads), and the main thread's cache generation (`generation`, bumped when this
+ * process rewrote files: the thread then drops the partitions it had opened). Each thread keeps its
+ * own {@link LogCache} of opened partitions (indexes read once while unchanged) and one
+ * {@link RecordDecoder} per opened folder. Answers are the contract's wire shapes (int64 as
+ * strings), which cross the thread boundary as they are. What a verify or count learned about the
+ * partition (the health badge's facts) comes back beside the answer for the main thread's cache.
+ */
+import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
+import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
+import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
+import type { FormatChoices } from '../../engine/decode/format.ts';
+import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
+import type { JobResult, ParsedReq, Res } from '../../../src-shared/contract.ts';
+import { LogCache, type CountFacts, type VerifyFacts } from '../core/log-cache.ts';
+import { WorkerPool } from '../core/worker-pool.ts';
+import type { TaskRun } from '../core/worker-tasks.ts';
+import type { JobContext } from '../core/types.ts';
+import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
+import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
+import { s, sn } from './log-wire.ts';
+
+/** What every log task receives (see the module comment). */
+export interface LogTaskArgs<Req = undefined> {
+  dir: string;
+  root: string;
+  /** The folder's format choices (`api/core/folder-decoders.ts`). */
+  choices: FormatChoices;
+  generation: number;
+  /** Bumped on the main thread when files changed (`log.changed`): decoders are made again. */
+  decodeEpoch: number;
+  req: Req;
+}
+
+let cache = new LogCache();
+let cacheGeneration = 0;
+const decoders = new Map<string, RecordDecoder>();
+let decodeEpoch = 0;
+const formats = defaultFormatRegistry();
+
+/** The partition at `a.dir`, from this thread's cache (dropped when the main thread's generation moved). */
+function partitionOf(a: LogTaskArgs<unknown>) {
+  if (a.generation !== cacheGeneration) {
+    cache = new LogCache();
+    cacheGeneration = a.generation;
+  }
+  return cache.partition(a.dir);
+}
+
+/**
+ * One decoder per opened folder and choices: its `_schemas` partitions read once, on its first
+ * records page (made again when the main thread's `decodeEpoch` moved).
+ */
+function decoderFor(a: LogTaskArgs<unknown>): RecordDecoder {
+  if (a.decodeEpoch !== decodeEpoch) {
+    decoders.clear();
+    decodeEpoch = a.decodeEpoch;
+  }
+  const key = `${a.root}\u0000${JSON.stringify(a.choices)}`;
+  let d = decoders.get(key);
+  if (!d) {
+    let schemas;
+    try {
+      schemas = schemasOf(openPath(a.root)).registry;
+    } catch {
+      schemas = undefined;
+    }
+    for (const k of decoders.keys()) if (k.startsWith(`${a.root}\u0000`)) decoders.delete(k);
+    decoders.set(key, (d = new RecordDecoder({ formats, schemas, choices: a.choices })));
+  }
+  return d;
+}
+
+/** A job context for the engine's job functions on this thread. */
+function jobOf(run: TaskRun): JobContext {
+  return { jobId: '', readOnly: true, signal: run.signal, progress: (p) => run.progress(p) };
+}
+
+/** A verify's answer and what it taught about the partition. */
+export interface VerifyTaskResult {
+  result: JobResult<'log.verify'>;
+  facts: VerifyFacts | null;
+}
+
+/** A count's answer and the counts learned. */
+export interface CountTaskResult {
+  result: JobResult<'log.countRecords'>;
+  facts: CountFacts | null;
+}
+
+/** The log worker's task table. */
+export const logTasks = {
+  records: (a: LogTaskArgs<ParsedReq<'log.records'>>): Promise<Res<'log.records'>> => recordsPage(partitionOf(a), a.req, decoderFor(a)),
+  recordValue: (a: LogTaskArgs<ParsedReq<'log.recordValue'>>): Promise<Res<'log.recordValue'>> => recordValue(partitionOf(a), a.req),
+  batches: async (a: LogTaskArgs<ParsedReq<'log.batches'>>): Promise<Res<'log.batches'>> => batchesPage(partitionOf(a), a.req),
+  seekTimestamp: async (a: LogTaskArgs<ParsedReq<'log.seekTimestamp'>>): Promise<Res<'log.seekTimestamp'>> => {
+    const hit = await offsetForTimestamp(partitionOf(a), offsetOf(a.req.timestamp));
+    if (!hit) return { found: false, offset: null, timestamp: null, segmentBaseOffset: null, leaderEpoch: null };
+    return { found: true, offset: s(hit.offset), timestamp: s(hit.timestamp), segmentBaseOffset: sn(hit.segmentBaseOffset), leaderEpoch: hit.leaderEpoch };
+  },
+  count: async (a: LogTaskArgs<undefined>, run: TaskRun): Promise<CountTaskResult> => {
+    let facts: CountFacts | null = null;
+    const result = await countJob(partitionOf(a), jobOf(run), { setCounts: (_log, c) => (facts = c) });
+    return { result, facts };
+  },
+  holes: (a: LogTaskArgs<ParsedReq<'log.holes'>>, run: TaskRun): Promise<JobResult<'log.holes'>> => holesJob(partitionOf(a), a.req, jobOf(run)),
+  verify: async (a: LogTaskArgs<ParsedReq<'log.verify'>>, run: TaskRun): Promise<VerifyTaskResult> => {
+    let facts: VerifyFacts | null = null;
+    const result = await verifyJob(partitionOf(a), a.req, jobOf(run), { setVerify: (_log, f) => (facts = f) });
+    return { result, facts };
+  },
+  search: (a: LogTaskArgs<ParsedReq<'log.search'>>, run: TaskRun): Promise<JobResult<'log.search'>> => {
+    let logs: PartitionLog[];
+    if (a.req.scope === 'partition') logs = [partitionOf(a)];
+    else {
+      const all = allPartitions(openPath(a.root)).map((p) => p.log);
+      if (a.req.scope === 'topic') {
+        const here = all.find((l) => l.dir === a.dir) ?? partitionOf(a);
+        logs = all.filter((l) => l.topic === here.topic);
+      } else logs = all;
+      logs.sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0)));
+    }
+    return searchJob(logs.map((log) => ({ log, decoder: decoderFor(a) })), a.req, jobOf(run));
+  },
+} as const;
+
+/** A log task's kind. */
+export type LogTaskKind = keyof typeof logTasks;
+
+let pool: WorkerPool | null = null;
+
+/** The log domain's worker pool (started on first use; shared by every API context of this process). */
+export function logPool(): WorkerPool {
+  pool ??= new WorkerPool({ entry: 'log-worker', near: import.meta.url });
+  return pool;
+}

@@ -1,0 +1,165 @@
+/**
+ * Issue 17, defect 4: the explorer's heavy reads run on the log worker pool, so the event loop that
+ * answers requests stays free. The input is hostile in the way the audit found: one gzip batch of
+ * 600,000 records (a ~5 MB records area from ~0.8 MB on disk) whose records page and deep verify
+ * each take seconds of CPU. The batch is built by hand from the format (record varints, the v2
+ * header, CRC-32C over [21, end), node:zlib's gzip), not by the code under test.
+ *
+ * Measured in this process: the event loop's largest delay while a records page of that batch is
+ * read through `dispatch` (under 50 ms) against the same page read on this thread (the old path,
+ * the peer: well over 50 ms), and the time from `job.cancel` of a deep verify to its `job.end`
+ * (under 100 ms), with `session.folders` answering meanwhile.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Res } from '../../../src-shared/contract.ts';
+import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
+import { recordsPage } from '../../../src-main/api/log/log-records.ts';
+import { crc32c } from '../../../src-main/engine/format/crc.ts';
+import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
+import { tempDir } from '../../support/log-builder.ts';
+
+const COUNT = 600_000;
+
+/** Zigzag varint (the record format's varint). */
+function varint(out: Buffer, pos: number, n: number): number {
+  let v = (n << 1) ^ (n >> 31);
+  while (v >>> 7 !== 0) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[pos++] = v;
+  return pos;
+}
+
+/** `count` records with offsetDelta i, null key, null value, no headers. */
+function recordsArea(count: number): Buffer {
+  const out = Buffer.alloc(count * 12);
+  let pos = 0;
+  const body = Buffer.alloc(12);
+  for (let i = 0; i < count; i++) {
+    let b = 0;
+    body[b++] = 0; // attributes
+    b = varint(body, b, 0); // timestampDelta
+    b = varint(body, b, i); // offsetDelta
+    b = varint(body, b, -1); // key length: null
+    b = varint(body, b, -1); // value length: null
+    b = varint(body, b, 0); // headers
+    pos = varint(out, pos, b);
+    body.copy(out, pos, 0, b);
+    pos += b;
+  }
+  return out.subarray(0, pos);
+}
+
+/** A gzip (codec 1) v2 batch at offset 0 around `area` (header written by hand). */
+function gzipBatch(area: Buffer, count: number): Buffer {
+  const z = gzipSync(area, { level: 1 });
+  const b = Buffer.alloc(61 + z.length);
+  b.writeBigInt64BE(0n, 0);
+  b.writeInt32BE(b.length - 12, 8);
+  b.writeInt32BE(0, 12);
+  b[16] = 2;
+  b.writeInt16BE(1, 21);
+  b.writeInt32BE(count - 1, 23);
+  b.writeBigInt64BE(1700000000000n, 27);
+  b.writeBigInt64BE(1700000000000n, 35);
+  b.writeBigInt64BE(-1n, 43);
+  b.writeInt16BE(-1, 51);
+  b.writeInt32BE(-1, 53);
+  b.writeInt32BE(count, 57);
+  z.copy(b, 61);
+  b.writeUInt32BE(crc32c(b.subarray(21)), 17);
+  return b;
+}
+
+let root: string;
+let dir: string;
+let server: ServerApi;
+
+beforeAll(async () => {
+  root = tempDir('klx-off-loop-');
+  dir = join(root, 'heavy-0');
+  mkdirSync(dir);
+  writeFileSync(join(dir, '00000000000000000000.log'), gzipBatch(recordsArea(COUNT), COUNT));
+  server = createServerApi({ version: '0.0.0-test', transport: 'bridge', jobs: { progressIntervalMs: 0 } });
+  const opened = await server.dispatch('log.open', { path: root }, { readOnly: true });
+  expect(opened.ok).toBe(true);
+  // Warm the pool (a thread from TypeScript source takes seconds to start under load).
+  expect((await server.dispatch('log.records', { dir, from: 'end', direction: 'backward', limit: 1 }, { readOnly: true })).ok).toBe(true);
+}, 120_000);
+
+afterAll(async () => {
+  await server.ctx.jobs.shutdown();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Measures the event loop: a 5 ms timer; the largest gap between two of its ticks beyond 5 ms is the delay. */
+function loopMeter(): { stop: () => Promise<number> } {
+  let last = performance.now();
+  let max = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    max = Math.max(max, now - last - 5);
+    last = now;
+  }, 5);
+  return {
+    stop: async () => {
+      await new Promise((r) => setTimeout(r, 20)); // let a tick after the work land
+      clearInterval(timer);
+      return max;
+    },
+  };
+}
+
+/** The largest event-loop delay (ms) while `work` runs. */
+async function loopWhile<T>(work: () => Promise<T>): Promise<{ result: T; maxDelayMs: number }> {
+  const meter = loopMeter();
+  await new Promise((r) => setTimeout(r, 12));
+  const result = await work();
+  return { result, maxDelayMs: await meter.stop() };
+}
+
+describe('heavy reads off the event loop', () => {
+  it('a records page over a 600,000-record gzip batch leaves the loop free (the same page on this thread does not)', async () => {
+    const req = { dir, from: '300000', direction: 'forward' as const, limit: 200, isolation: 'read_uncommitted' as const, previewBytes: 256 };
+    // Ours first: the peer leaves this thread's heap full of the batch's records (its GC would land in our window).
+    const ours = await loopWhile(async () => {
+      const env = await server.dispatch('log.records', req, { readOnly: true });
+      if (!env.ok) throw new Error(env.error.message);
+      return env.result as Res<'log.records'>;
+    });
+    const peer = await loopWhile(() => recordsPage(PartitionLog.open(dir), req));
+    console.log(`event-loop delay during a records page: ${ours.maxDelayMs.toFixed(1)} ms through the worker pool, ${peer.maxDelayMs.toFixed(1)} ms on this thread`);
+    expect(ours.result.rows.length).toBe(200);
+    expect(ours.result.rows[0]).toMatchObject({ kind: 'record', offset: '300000' });
+    expect(ours.result.nextCursor).toBe('300200');
+    expect(peer.result.rows.map((r) => (r as { offset: string }).offset)).toEqual(ours.result.rows.map((r) => (r as { offset: string }).offset));
+    expect(peer.maxDelayMs).toBeGreaterThan(50);
+    expect(ours.maxDelayMs).toBeLessThan(50);
+  }, 120_000);
+
+  it('job.cancel of a deep verify on it ends the job within 100 ms; session calls answer meanwhile', async () => {
+    const started = await server.dispatch('log.verify', { dir, deep: true }, { readOnly: true });
+    expect(started.ok).toBe(true);
+    if (!started.ok) return;
+    const { jobId } = started.result as { jobId: string };
+    await new Promise((r) => setTimeout(r, 150)); // the verify is inside the batch by now
+    const meter = loopMeter();
+    const ping0 = performance.now();
+    expect((await server.dispatch('session.folders', {}, { readOnly: true })).ok).toBe(true);
+    const pingMs = performance.now() - ping0;
+    const t0 = performance.now();
+    const cancel = await server.dispatch('job.cancel', { jobId }, { readOnly: true });
+    expect(cancel).toEqual({ ok: true, result: { cancelled: true } });
+    const end = await server.ctx.jobs.wait(jobId);
+    const endMs = performance.now() - t0;
+    const maxDelayMs = await meter.stop();
+    expect(end).toMatchObject({ type: 'job.end', jobId, method: 'log.verify', ok: false, error: { code: 'cancelled' } });
+    expect(pingMs).toBeLessThan(50);
+    expect(endMs).toBeLessThan(100);
+    expect(maxDelayMs).toBeLessThan(50);
+  }, 120_000);
+});
