@@ -41,6 +41,13 @@ export const BRIDGE_HOST = '127.0.0.1';
  */
 export const MAX_BODY_BYTES = 90 * 1024 * 1024;
 
+/**
+ * Largest total of request bodies being read at once, in bytes (the same 90 MiB): the per-request
+ * cap also holds across concurrent requests, so ten parallel 80 MiB bodies cannot take 800 MiB. A
+ * body that would pass it is refused with 503 and `Retry-After` (nothing of it is kept).
+ */
+export const MAX_IN_FLIGHT_BODY_BYTES = MAX_BODY_BYTES;
+
 /** Options of {@link startBridge}. There is deliberately no `host`: passing one throws. */
 export interface BridgeOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -64,6 +71,8 @@ export interface BridgeOptions {
   /** Default `os.homedir()` (for `fs.complete`'s `~`). */
   homeDir?: string;
   jobs?: JobManagerOptions;
+  /** Body limits in bytes (tests make them small); default {@link MAX_BODY_BYTES} per request and {@link MAX_IN_FLIGHT_BODY_BYTES} in flight. */
+  bodyLimits?: { perRequest?: number; inFlight?: number };
   /** The app's data folder, where format choices are kept per opened folder (`decode-choices.json`); default {@link appDataDir}. */
   dataDir?: string;
 }
@@ -173,12 +182,27 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
   const refuse = (res: ServerResponse, status: number, error: ErrorInfo): void => sendJson(res, status, { ok: false, error });
 
-  const readBody = async (req: IncomingMessage): Promise<string> => {
+  const perRequest = options.bodyLimits?.perRequest ?? MAX_BODY_BYTES;
+  const inFlightBudget = options.bodyLimits?.inFlight ?? MAX_IN_FLIGHT_BODY_BYTES;
+  /** Bytes of request bodies read and not yet released (see {@link MAX_IN_FLIGHT_BODY_BYTES}). */
+  let inFlight = 0;
+  /**
+   * Reads a body within both budgets; `held` grows with what this request reserved of the in-flight
+   * budget (the caller releases it when the request is answered).
+   */
+  const readBody = async (req: IncomingMessage, held: { bytes: number }): Promise<string> => {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > perRequest) throw new KlxError('invalid-argument', `request body larger than ${perRequest} bytes`, { details: { status: 413 } });
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) throw new KlxError('invalid-argument', `request body larger than ${MAX_BODY_BYTES} bytes`, { details: { status: 413 } });
+      if (size > perRequest) throw new KlxError('invalid-argument', `request body larger than ${perRequest} bytes`, { details: { status: 413 } });
+      if (inFlight + chunk.length > inFlightBudget) {
+        throw new KlxError('invalid-argument', `the bridge is already reading ${inFlight} bytes of other requests' bodies (at most ${inFlightBudget} at once): try again`, { details: { status: 503 } });
+      }
+      inFlight += chunk.length;
+      held.bytes += chunk.length;
       chunks.push(chunk);
     }
     return Buffer.concat(chunks).toString('utf8');
@@ -189,22 +213,32 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
       return refuse(res, 415, { code: 'invalid-argument', message: 'API calls need Content-Type: application/json' });
     }
-    let text: string;
+    const held = { bytes: 0 };
     try {
-      text = await readBody(req);
-    } catch (err) {
-      // Stop reading the rest; close the connection so the unread body cannot poison the next request.
-      res.setHeader('Connection', 'close');
-      res.once('finish', () => req.destroy());
-      return refuse(res, 413, { code: 'invalid-argument', message: err instanceof Error ? err.message : String(err) });
+      let text: string;
+      try {
+        text = await readBody(req, held);
+      } catch (err) {
+        // Stop reading the rest; close the connection so the unread body cannot poison the next request.
+        inFlight -= held.bytes;
+        held.bytes = 0;
+        res.setHeader('Connection', 'close');
+        res.once('finish', () => req.destroy());
+        const status = err instanceof KlxError && err.details?.status === 503 ? 503 : 413;
+        if (status === 503) res.setHeader('Retry-After', '1');
+        return refuse(res, status, { code: 'invalid-argument', message: err instanceof Error ? err.message : String(err) });
+      }
+      let raw: unknown;
+      try {
+        raw = text.trim() === '' ? {} : JSON.parse(text);
+      } catch {
+        return refuse(res, 400, { code: 'invalid-argument', message: `${method}: the body is not JSON` });
+      }
+      // The body's bytes stay reserved while the request is handled (its parsed form is alive).
+      sendJson(res, 200, await api.dispatch(method, raw, dispatchOptions));
+    } finally {
+      inFlight -= held.bytes;
     }
-    let raw: unknown;
-    try {
-      raw = text.trim() === '' ? {} : JSON.parse(text);
-    } catch {
-      return refuse(res, 400, { code: 'invalid-argument', message: `${method}: the body is not JSON` });
-    }
-    sendJson(res, 200, await api.dispatch(method, raw, dispatchOptions));
   };
 
   const handleEvents = (req: IncomingMessage, res: ServerResponse): void => {
