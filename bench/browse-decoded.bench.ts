@@ -10,69 +10,22 @@
  * Data: bodies encoded with avsc (bench data, not test fixtures), written once into
  * bench/.data/browse-avro-5m/ (reused while the parameters are unchanged).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import avro from 'avsc';
 import { createServerApi } from '../src-main/api/index.ts';
 import { openPath } from '../src-main/engine/log/log-dir.ts';
 import { readForward } from '../src-main/engine/log/fetch.ts';
-import { createPartition } from '../src-main/engine/log/partition-create.ts';
-import { PartitionWriter } from '../src-main/engine/log/partition-writer.ts';
 import type { RecordRow } from '../src-shared/log-types.ts';
+import { ensureOrdersLog, frame, order, ORDER_AVRO_SCHEMA } from './avro-orders.ts';
 import { collectGarbage, fmt3, fmtInt, loadLine, median, printTable, progress, timeIt, type BenchOptions } from './lib.ts';
 
 const N = 5_000_000;
 const PAGE = 200;
 const LIMIT_S = 0.5;
 const PARAMS = { generator: 1, records: N, perBatch: 1000 };
-const SCHEMA = {
-  type: 'record',
-  name: 'Order',
-  namespace: 'bench',
-  fields: [
-    { name: 'id', type: 'string' },
-    { name: 'amount', type: 'double' },
-    { name: 'qty', type: 'int' },
-    { name: 'ts', type: 'long' },
-    { name: 'status', type: { type: 'enum', name: 'Status', symbols: ['NEW', 'PAID', 'SHIPPED'] } },
-    { name: 'note', type: ['null', 'string'], default: null },
-  ],
-};
-
 function ensureLog(dataDir: string): string {
-  const logDir = join(dataDir, 'browse-avro-5m');
-  const meta = join(logDir, 'params.json');
-  if (existsSync(meta) && readFileSync(meta, 'utf8') === JSON.stringify(PARAMS)) return logDir;
-  rmSync(logDir, { recursive: true, force: true });
-  mkdirSync(logDir, { recursive: true });
-  createPartition(logDir, '_schemas', 0, { 'cleanup.policy': ['compact'] });
-  let w = PartitionWriter.open(join(logDir, '_schemas-0'));
-  w.append([{ key: JSON.stringify({ keytype: 'SCHEMA', subject: 'orders-value', version: 1, magic: 1 }), value: JSON.stringify({ subject: 'orders-value', version: 1, id: 1, schema: JSON.stringify(SCHEMA) }) }]);
-  w.close();
-  const type = avro.Type.forSchema(SCHEMA as avro.Schema);
-  createPartition(logDir, 'orders', 0);
-  w = PartitionWriter.open(join(logDir, 'orders-0'));
-  try {
-    for (let b = 0; b < N / PARAMS.perBatch; b++) {
-      if (b % 200 === 0) progress(`writing ${fmtInt(b * PARAMS.perBatch)} / ${fmtInt(N)} records`);
-      const recs = [];
-      for (let i = 0; i < PARAMS.perBatch; i++) {
-        const n = b * PARAMS.perBatch + i;
-        const body = type.toBuffer({ id: `order-${n}`, amount: (n % 10_000) / 100, qty: n % 17, ts: 1_700_000_000_000 + n, status: ['NEW', 'PAID', 'SHIPPED'][n % 3], note: n % 5 === 0 ? null : `note ${n % 101}` });
-        const v = Buffer.allocUnsafe(5 + body.length);
-        v[0] = 0;
-        v.writeUInt32BE(1, 1);
-        body.copy(v, 5);
-        recs.push({ key: `order-${n % 50_000}`, value: v, timestamp: 1_700_000_000_000 + n });
-      }
-      w.append(recs);
-    }
-  } finally {
-    w.close();
-  }
-  progress('');
-  writeFileSync(meta, JSON.stringify(PARAMS));
-  return logDir;
+  const type = avro.Type.forSchema(ORDER_AVRO_SCHEMA as avro.Schema);
+  return ensureOrdersLog({ logDir: join(dataDir, 'browse-avro-5m'), topic: 'orders', records: N, perBatch: PARAMS.perBatch, params: PARAMS, value: (n) => frame(1, type.toBuffer(order(n))) });
 }
 
 export async function run(opts: BenchOptions): Promise<void> {

@@ -12,31 +12,17 @@
  * Data: generated in memory (Avro with avsc, Protobuf with protobufjs: bench data, not test
  * fixtures), the partition once into bench/.data/decode-avro-1m/ (reused while unchanged).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { RecordDecoder } from '../src-main/engine/decode/record-decoder.ts';
 import { SchemaRegistry } from '../src-main/engine/decode/schemas/schema-registry.ts';
-import { createPartition } from '../src-main/engine/log/partition-create.ts';
-import { PartitionWriter } from '../src-main/engine/log/partition-writer.ts';
 import { SqlSession } from '../src-main/engine/sql/sql-session.ts';
+import { ensureOrdersLog, frame, order, ORDER_AVRO_SCHEMA } from './avro-orders.ts';
 import { collectGarbage, fmt3, fmtInt, median, printTable, progress, timeIt, type BenchOptions } from './lib.ts';
 
 const N = 1_000_000;
-const AVRO_SCHEMA = {
-  type: 'record',
-  name: 'Order',
-  namespace: 'bench',
-  fields: [
-    { name: 'id', type: 'string' },
-    { name: 'amount', type: 'double' },
-    { name: 'qty', type: 'int' },
-    { name: 'ts', type: 'long' },
-    { name: 'status', type: { type: 'enum', name: 'Status', symbols: ['NEW', 'PAID', 'SHIPPED'] } },
-    { name: 'note', type: ['null', 'string'], default: null },
-  ],
-};
 const PROTO = `syntax = "proto3";
 package bench;
 message Order {
@@ -51,61 +37,21 @@ message Order {
 `;
 const PARAMS = { generator: 1, records: N, perBatch: 100 };
 
-function frame(id: number, body: Uint8Array, index?: number): Buffer {
-  const head = index === undefined ? 5 : 6;
-  const b = Buffer.allocUnsafe(head + body.length);
-  b[0] = 0;
-  b.writeUInt32BE(id, 1);
-  if (index !== undefined) b[5] = index;
-  b.set(body, head);
-  return b;
-}
-
-function order(n: number) {
-  return { id: `order-${n}`, amount: (n % 10_000) / 100, qty: n % 17, ts: 1_700_000_000_000 + n, status: ['NEW', 'PAID', 'SHIPPED'][n % 3]!, note: n % 5 === 0 ? null : `note ${n % 101}` };
-}
-
 function registry(): SchemaRegistry {
   const r = new SchemaRegistry();
-  r.add({ id: 1, subject: 'orders-avro-value', version: 1, schemaType: 'AVRO', schema: JSON.stringify(AVRO_SCHEMA), references: [], deleted: false, source: 'bench' });
+  r.add({ id: 1, subject: 'orders-avro-value', version: 1, schemaType: 'AVRO', schema: JSON.stringify(ORDER_AVRO_SCHEMA), references: [], deleted: false, source: 'bench' });
   r.add({ id: 2, subject: 'orders-proto-value', version: 1, schemaType: 'PROTOBUF', schema: PROTO, references: [], deleted: false, source: 'bench' });
   return r;
 }
 
 /** The partition `orders-avro-0` with 1 M framed Avro values and `_schemas-0` registering id 1. */
 function ensurePartition(dataDir: string, avroValues: Buffer[]): string {
-  const logDir = join(dataDir, 'decode-avro-1m');
-  const meta = join(logDir, 'params.json');
-  if (existsSync(meta) && readFileSync(meta, 'utf8') === JSON.stringify(PARAMS)) return logDir;
-  rmSync(logDir, { recursive: true, force: true });
-  mkdirSync(logDir, { recursive: true });
-  createPartition(logDir, '_schemas', 0, { 'cleanup.policy': ['compact'] });
-  let w = PartitionWriter.open(join(logDir, '_schemas-0'));
-  w.append([{ key: JSON.stringify({ keytype: 'SCHEMA', subject: 'orders-avro-value', version: 1, magic: 1 }), value: JSON.stringify({ subject: 'orders-avro-value', version: 1, id: 1, schema: JSON.stringify(AVRO_SCHEMA) }) }]);
-  w.close();
-  createPartition(logDir, 'orders-avro', 0, { 'segment.bytes': 1 << 30 } as never);
-  w = PartitionWriter.open(join(logDir, 'orders-avro-0'));
-  try {
-    for (let b = 0; b < N / PARAMS.perBatch; b++) {
-      if (b % 500 === 0) progress(`writing ${fmtInt(b * PARAMS.perBatch)} / ${fmtInt(N)} records`);
-      const recs = [];
-      for (let i = 0; i < PARAMS.perBatch; i++) {
-        const n = b * PARAMS.perBatch + i;
-        recs.push({ key: `order-${n % 50_000}`, value: avroValues[n]!, timestamp: 1_700_000_000_000 + n });
-      }
-      w.append(recs);
-    }
-  } finally {
-    w.close();
-  }
-  progress('');
-  writeFileSync(meta, JSON.stringify(PARAMS));
-  return logDir;
+  return ensureOrdersLog({ logDir: join(dataDir, 'decode-avro-1m'), topic: 'orders-avro', records: N, perBatch: PARAMS.perBatch, params: PARAMS, config: { 'segment.bytes': 1 << 30 }, value: (n) => avroValues[n]! });
 }
 
 export async function run(opts: BenchOptions): Promise<void> {
   progress('encoding 1 M Avro and 1 M Protobuf values');
-  const avroType = avro.Type.forSchema(AVRO_SCHEMA as avro.Schema);
+  const avroType = avro.Type.forSchema(ORDER_AVRO_SCHEMA as avro.Schema);
   const root = protobuf.parse(PROTO, { keepCase: true }).root;
   const pbType = root.lookupType('bench.Order');
   const avroValues: Buffer[] = new Array(N);

@@ -113,3 +113,22 @@ export function batchOfSize(baseOffset: bigint, count: number, size: number, ts:
   }
   throw new Error(`cannot build a ${size}-byte batch`);
 }
+
+/**
+ * The cleanup tests' compacted-looking partition `orders-0` under `logDir`, one record per batch,
+ * timestamps `ts`, `ts`+1, …, three segments:
+ * - 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e (offsets 0..5)
+ * - 6: k1=f k3=g <no key>=x k5=h (offsets 6..9)
+ * - 10 (active): k1=i k6=j (offsets 10..11)
+ * Returns the partition folder.
+ */
+export function buildCompactedOrders(logDir: string, ts: number): string {
+  return buildPartition(logDir, {
+    topic: 'orders',
+    segments: [
+      { batches: singles(rec('k1', 'a', ts), rec('k2', 'b', ts + 1), rec('k1', 'c', ts + 2), rec('k3', 'd', ts + 3), rec('k2', null, ts + 4), rec('k4', 'e', ts + 5)) },
+      { batches: singles(rec('k1', 'f', ts + 6), rec('k3', 'g', ts + 7), rec(null, 'x', ts + 8), rec('k5', 'h', ts + 9)) },
+      { batches: singles(rec('k1', 'i', ts + 10), rec('k6', 'j', ts + 11)) },
+    ],
+  });
+}

@@ -16,7 +16,7 @@ import type { PlanTaskResult } from '../../../src-main/api/cleanup/cleanup-task.
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import type { JobResult, KlxEvent, MethodName } from '../../../src-shared/contract.ts';
 import type { CleanupReport } from '../../../src-shared/cleanup-types.ts';
-import { buildPartition, rec, singles, type BatchInput } from '../../support/log-builder.ts';
+import { buildCompactedOrders, buildPartition, rec, singles, type BatchInput } from '../../support/log-builder.ts';
 import { tempDir } from '../helpers.ts';
 
 const TS = 1_700_000_000_000;
@@ -44,14 +44,7 @@ afterAll(() => {
  */
 function compacted(): { logDir: string; dir: string } {
   const logDir = join(tmp.dir, `case-${++n}`, 'kafka-logs');
-  const dir = buildPartition(logDir, {
-    topic: 'orders',
-    segments: [
-      { batches: singles(rec('k1', 'a', TS), rec('k2', 'b', TS + 1), rec('k1', 'c', TS + 2), rec('k3', 'd', TS + 3), rec('k2', null, TS + 4), rec('k4', 'e', TS + 5)) },
-      { batches: singles(rec('k1', 'f', TS + 6), rec('k3', 'g', TS + 7), rec(null, 'x', TS + 8), rec('k5', 'h', TS + 9)) },
-      { batches: singles(rec('k1', 'i', TS + 10), rec('k6', 'j', TS + 11)) },
-    ],
-  });
+  const dir = buildCompactedOrders(logDir, TS);
   return { logDir, dir };
 }
 

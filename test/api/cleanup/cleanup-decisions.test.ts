@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { CLEANUP_DECISION_LIMIT, type CleanupPartitionOutcome } from '../../../src-shared/cleanup-types.ts';
-import { buildPartition, rec, singles } from '../../support/log-builder.ts';
+import { buildCompactedOrders, buildPartition, rec, singles } from '../../support/log-builder.ts';
 import { tempDir } from '../helpers.ts';
 
 const TS = 1_700_000_000_000;
@@ -34,14 +34,7 @@ afterAll(() => {
 /** 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e | 6: k1=f k3=g <no key>=x k5=h | 10 (active): k1=i k6=j */
 function compacted(): { logDir: string; dir: string } {
   const logDir = join(tmp.dir, `case-${++n}`, 'kafka-logs');
-  const dir = buildPartition(logDir, {
-    topic: 'orders',
-    segments: [
-      { batches: singles(rec('k1', 'a', TS), rec('k2', 'b', TS + 1), rec('k1', 'c', TS + 2), rec('k3', 'd', TS + 3), rec('k2', null, TS + 4), rec('k4', 'e', TS + 5)) },
-      { batches: singles(rec('k1', 'f', TS + 6), rec('k3', 'g', TS + 7), rec(null, 'x', TS + 8), rec('k5', 'h', TS + 9)) },
-      { batches: singles(rec('k1', 'i', TS + 10), rec('k6', 'j', TS + 11)) },
-    ],
-  });
+  const dir = buildCompactedOrders(logDir, TS);
   return { logDir, dir };
 }
 

@@ -3,14 +3,11 @@
  * topic and folder scope. Bodies come from python3-avro / python3-protobuf (encode_fixtures.py) and
  * the `_schemas` topic is written by `klx append --records`; real broker data is read in place.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobResult, MethodName, Res } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
-import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
-import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.ts';
-import { buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
+import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 import { describeRealData, expectedBatches, REAL_DATA } from '../../support/real-data.ts';
 
 let server: ServerApi;
@@ -40,15 +37,7 @@ const places = (r: Search) => r.matches.map((m) => `${m.topic}-${m.partition}@${
 
 beforeAll(async () => {
   fx = buildSchemaFixtures();
-  // orders-1: the encoder's records 3 and 1 (python3-avro bytes), a second partition of the topic.
-  const lines = readFileSync(join(fx.files, 'orders.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { keyBase64: string; valueBase64: string; timestamp: number });
-  createPartition(fx.logDir, 'orders', 1);
-  const w = PartitionWriter.open(join(fx.logDir, 'orders-1'));
-  try {
-    w.append([lines[2]!, lines[0]!].map((o) => ({ key: new Uint8Array(Buffer.from(o.keyBase64, 'base64')), value: new Uint8Array(Buffer.from(o.valueBase64, 'base64')), timestamp: BigInt(o.timestamp) })));
-  } finally {
-    w.close();
-  }
+  addSecondOrdersPartition(fx); // orders-1: a second partition of the topic
   server = createServerApi({ version: '0.0.0-test', transport: 'bridge', jobs: { progressIntervalMs: 0 } });
   await call('log.open', { path: fx.logDir });
 }, 120_000);

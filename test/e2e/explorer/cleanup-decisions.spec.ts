@@ -8,7 +8,7 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildPartition, rec, singles } from '../../support/log-builder.ts';
+import { buildCompactedOrders } from '../../support/log-builder.ts';
 import { SCREENSHOTS, expect, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
 
 test.use({ viewport: VIEWPORT });
@@ -23,14 +23,7 @@ const TS = 1_700_000_000_000;
 test('compaction preview and result list each decision, filtered by reason and verdict', async ({ page, bridge }) => {
   const logDir = join(root, 'kafka-logs');
   // 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e | 6: k1=f k3=g <no key>=x k5=h | 10 (active): k1=i k6=j
-  const dir = buildPartition(logDir, {
-    topic: 'orders',
-    segments: [
-      { batches: singles(rec('k1', 'a', TS), rec('k2', 'b', TS + 1), rec('k1', 'c', TS + 2), rec('k3', 'd', TS + 3), rec('k2', null, TS + 4), rec('k4', 'e', TS + 5)) },
-      { batches: singles(rec('k1', 'f', TS + 6), rec('k3', 'g', TS + 7), rec(null, 'x', TS + 8), rec('k5', 'h', TS + 9)) },
-      { batches: singles(rec('k1', 'i', TS + 10), rec('k6', 'j', TS + 11)) },
-    ],
-  });
+  const dir = buildCompactedOrders(logDir, TS);
   writeFileSync(join(dir, 'klx-topic.properties'), 'cleanup.policy=compact\n');
   await openFolder(page, bridge.url, logDir);
   await selectPartition(page, 'orders-0');

@@ -6,26 +6,14 @@
  * character main named. Fails on any page error (fixture rule). Screenshots
  * `search-decoded-*-light.png` / `-dark.png`.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
-import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.ts';
-import { buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
+import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 import { SCREENSHOTS, expect, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
 
 const test = base.extend<{ fx: SchemaFixtures }>({
   fx: async ({}, use) => {
     const fx = buildSchemaFixtures();
-    // orders-1: the encoder's orders o-3 and o-1 again (python3-avro bytes), a second partition of the topic.
-    const lines = readFileSync(join(fx.files, 'orders.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { keyBase64: string; valueBase64: string; timestamp: number });
-    createPartition(fx.logDir, 'orders', 1);
-    const w = PartitionWriter.open(join(fx.logDir, 'orders-1'));
-    try {
-      w.append([lines[2]!, lines[0]!].map((o) => ({ key: new Uint8Array(Buffer.from(o.keyBase64, 'base64')), value: new Uint8Array(Buffer.from(o.valueBase64, 'base64')), timestamp: BigInt(o.timestamp) })));
-    } finally {
-      w.close();
-    }
+    addSecondOrdersPartition(fx); // orders-1: a second partition of the topic
     await use(fx);
     fx.cleanup();
   },

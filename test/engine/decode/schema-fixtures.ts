@@ -73,3 +73,18 @@ export function buildSchemaFixtures(): SchemaFixtures {
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
 }
+
+/**
+ * Adds `orders-1` to the fixtures' log directory: the encoder's orders records 3 and 1 again
+ * (python3-avro bytes, offsets 0 and 1), a second partition of the topic for cross-partition search.
+ */
+export function addSecondOrdersPartition(fx: SchemaFixtures): void {
+  const lines = readFileSync(join(fx.files, 'orders.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { keyBase64: string; valueBase64: string; timestamp: number });
+  createPartition(fx.logDir, 'orders', 1);
+  const w = PartitionWriter.open(join(fx.logDir, 'orders-1'));
+  try {
+    w.append([lines[2]!, lines[0]!].map((o) => ({ key: new Uint8Array(Buffer.from(o.keyBase64, 'base64')), value: new Uint8Array(Buffer.from(o.valueBase64, 'base64')), timestamp: BigInt(o.timestamp) })));
+  } finally {
+    w.close();
+  }
+}
