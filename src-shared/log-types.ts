@@ -318,6 +318,11 @@ export const recordRow = z.object({
   control: controlInfo.nullable(),
   /** Data of an aborted transaction (read_uncommitted shows it; read_committed never returns it). */
   aborted: z.boolean(),
+  /**
+   * The batch's delete horizon in ms (KIP-534: a v2 batch with attribute bit 6 keeps it in its
+   * baseTimestamp, set by the cleaner's first clean of its tombstones or marker); absent otherwise.
+   */
+  deleteHorizonMs: offsetText.optional(),
   /** The key and value decoded with the topic's formats (absent on control records). */
   keyDecoded: decodedSummary.optional(),
   valueDecoded: decodedSummary.optional(),

@@ -63,6 +63,7 @@ export function recordRowOf(r: FetchedRecord, previewBytes: number): RecordRow {
     crcAlgorithm: crcAlgorithm(r.magic),
     control: r.control ? { type: r.control.type, typeId: r.control.typeId, ...(r.control.coordinatorEpoch !== undefined ? { coordinatorEpoch: r.control.coordinatorEpoch } : {}) } : null,
     aborted: r.aborted === true,
+    ...(r.deleteHorizonMs !== undefined ? { deleteHorizonMs: s(r.deleteHorizonMs) } : {}),
   };
 }
 

@@ -97,6 +97,12 @@ export interface FetchedRecord {
   control?: ControlRecordInfo;
   /** read_uncommitted: true for data of an aborted transaction (per the `.txnindex` files). */
   aborted?: boolean;
+  /**
+   * The batch's delete horizon in ms, set when a v2 batch has attribute bit 6 (KIP-534): its
+   * baseTimestamp then holds the time after which `LogCleaner`'s `Cleaner.shouldRetainRecord` drops
+   * its tombstones (and a marker) at the next clean.
+   */
+  deleteHorizonMs?: bigint;
 }
 
 /** Damage met while reading. Never thrown: reading goes on after it. */
@@ -373,6 +379,7 @@ function toFetched(r: KafkaRecord, e: WalkedBatch, aborted: boolean): FetchedRec
   };
   if (r.control) f.control = r.control;
   if (aborted) f.aborted = true;
+  if (h.magic === 2 && h.hasDeleteHorizon) f.deleteHorizonMs = h.baseTimestamp;
   return f;
 }
 

@@ -96,6 +96,21 @@ describe('cleanup.plan/run with explain', () => {
     expect(run.partitions[0]!.report!.dryRun).toBe(false);
     expect(run.partitions[0]!.decisions!.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence])).toEqual(d.rows.map((r) => [r.subject, r.offset, r.decision, r.reason, r.evidence]));
 
+    // Records carry their batch's delete horizon (the inspector shows it): only the tombstone k2 at
+    // offset 4, first cleaned by this run, has one: the run's clock + delete.retention.ms (1 day).
+    const page = await s.dispatch('log.records', { dir, from: 'start', limit: 20 }, { readOnly: true });
+    if (!page.ok) throw new Error(page.error.message);
+    const recs = (page.result as { rows: { kind: string; offset?: string; deleteHorizonMs?: string }[] }).rows.filter((r) => r.kind === 'record');
+    expect(recs.map((r) => [r.offset, r.deleteHorizonMs ?? null])).toEqual([
+      ['4', String(BigInt(NOW) + BigInt(DAY))],
+      ['5', null],
+      ['6', null],
+      ['7', null],
+      ['9', null],
+      ['10', null],
+      ['11', null],
+    ]);
+
     // The run history: the run, and the holes it made with their reason and evidence.
     const h = await s.dispatch('cleanup.history', { dir, offsets: ['0', '1', '5', '8'] }, { readOnly: false });
     if (!h.ok) throw new Error(h.error.message);

@@ -136,6 +136,24 @@ test('compaction preview and result list each decision, filtered by reason and v
   await expect(horizon).toHaveText(/^2023-11-16 00:00:00\.000 · passed \d+\.\d\d days ago$/);
   await page.screenshot({ path: `${SCREENSHOTS}/batches-delete-horizon.png` });
 
+  // The inspector shows the same horizon for the tombstone's record (offset 4), and none for a
+  // record whose batch has no horizon (offset 5).
+  await page.getByTestId('tab-records').click();
+  await page.locator('[data-testid=record-row][data-offset="4"]').click();
+  const inspectorHorizon = page.getByTestId('inspector-horizon');
+  await expect(inspectorHorizon).toHaveAttribute('data-horizon', '1700092800000');
+  await expect(inspectorHorizon).toHaveText(/^2023-11-16 00:00:00\.000 · passed \d+\.\d\d days ago$/);
+  await page.screenshot({ path: `${SCREENSHOTS}/inspector-delete-horizon.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: `${SCREENSHOTS}/inspector-delete-horizon-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.locator('[data-testid=record-row][data-offset="5"]').click();
+  await expect(page.locator('[data-testid=inspector-meta] dd').first()).toHaveText('5');
+  await expect(inspectorHorizon).toHaveCount(0);
+
   // The `now` preset just after the earliest delete horizon (the horizon + 1 ms).
   await page.getByTestId('tab-cleanup').click();
   await expect(page.getByTestId('cleanup-now-horizon')).toBeEnabled();
