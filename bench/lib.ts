@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { mulberry32 } from '../src-main/app/prng.ts';
 
 /** What `bench/run.ts` passes to every bench's `run(opts)`. */
 export interface BenchOptions {
@@ -104,16 +105,8 @@ export function fmt3(n: number): string {
 // ---------------------------------------------------------------------------------------------
 // Data generators: generated once into bench/.data/, reused while their parameters are unchanged.
 
-/** mulberry32: a small deterministic PRNG (uint32 seed → numbers in [0, 1)). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (see src-main/app/prng.ts): uint32 seed → numbers in [0, 1). */
+export const prng = mulberry32;
 
 /** Printable filler characters: letters and digits (the first 62), then `+` and `/` (base64's alphabet). */
 export const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -27,6 +27,7 @@ import { WorkerPool } from '../src-main/api/core/worker-pool.ts';
 import { crc32c } from '../src-main/engine/format/crc.ts';
 import { encodeBatch, type BatchSpec } from '../src-main/engine/format/record-batch.ts';
 import type { OpOutcome } from './fuzz-worker.ts';
+import { mulberry32 } from '../src-main/app/prng.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REAL = resolve(HERE, '..', '..', 'shared', 'kafka-real-data');
@@ -65,17 +66,7 @@ function parse(argv: string[]): Options {
   return o;
 }
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 
 /** The generated seeds: one `.log` each. */
 function generatedSeeds(): { name: string; log: Buffer }[] {

@@ -22,20 +22,11 @@ import { writeOffsetCheckpoint, writeLeaderEpochCheckpoint, writeMetaProperties,
 import type { AbortedTxnInput } from '../engine/files/txn-index.ts';
 import { writeSegmentFiles } from '../engine/segment/segment-file-writer.ts';
 import { formatSidecar, SIDECAR_FILE, parseConfigPairs } from '../engine/log/topic-config.ts';
+import { mulberry32 } from './prng.ts';
 
 const DAY = 86_400_000n;
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 interface TopicBuild {
   topic: string;
