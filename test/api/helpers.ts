@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { KlxEvent, MethodName } from '../../src-shared/contract.ts';
 import type { Transport } from '../../src-shared/transport.ts';
 import type { Envelope } from '../../src-shared/wire.ts';
@@ -17,6 +18,23 @@ import type { Bridge } from '../../src-main/bridge/server.ts';
 export function tempDir(prefix = 'klx-api-'): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * For the tests of this file: cleanups keep what they replace in `trashDir` (KLX_TRASH_DIR), and
+ * the variable's old value comes back after them; `cleanup` (optional) runs last.
+ */
+export function useTrashDir(trashDir: string, cleanup?: () => void): void {
+  let saved: string | undefined;
+  beforeAll(() => {
+    saved = process.env.KLX_TRASH_DIR;
+    process.env.KLX_TRASH_DIR = trashDir;
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.KLX_TRASH_DIR;
+    else process.env.KLX_TRASH_DIR = saved;
+    cleanup?.();
+  });
 }
 
 /** POSTs a JSON body to `/api/<method>` with the bridge's token in the header (unless `token` says otherwise). */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { encodeBatch, type BatchSpec, type RecordSpec } from '../../src-main/engine/format/record-batch.ts';
 import type { AbortedTxnInput } from '../../src-main/engine/files/txn-index.ts';
 import { writeSegmentFiles } from '../../src-main/engine/segment/segment-file-writer.ts';
+import { encodeControlKey, encodeEndTxnMarkerValue } from '../../src-main/engine/format/control.ts';
 
 /** A batch to put in a segment: a spec without baseOffset (taken from `offset` or the running offset), or raw bytes. */
 export type BatchInput = (Omit<BatchSpec, 'baseOffset'> & { baseOffset?: bigint }) | Buffer;
@@ -131,4 +132,20 @@ export function buildCompactedOrders(logDir: string, ts: number): string {
       { batches: singles(rec('k1', 'i', ts + 10), rec('k6', 'j', ts + 11)) },
     ],
   });
+}
+
+/**
+ * A COMMIT or ABORT marker of producer `pid` at `offset`: a control batch (attributes 0x30) of one
+ * control record, its EndTxnMarker value carrying `coordinatorEpoch` (default 0), at `timestamp` ms
+ * (default 1000).
+ */
+export function markerBatch(pid: number, type: 'COMMIT' | 'ABORT', offset: number, opts: { coordinatorEpoch?: number; timestamp?: number } = {}): BatchInput {
+  return {
+    baseOffset: BigInt(offset),
+    isControl: true,
+    isTransactional: true,
+    producerId: BigInt(pid),
+    producerEpoch: 0,
+    records: [{ key: encodeControlKey(type === 'ABORT' ? 0 : 1), value: encodeEndTxnMarkerValue(opts.coordinatorEpoch ?? 0), timestamp: BigInt(opts.timestamp ?? 1000) }],
+  };
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { runInWorker } from '../../../src-main/api/cleanup/cleaner-worker-runner.ts';
 import type { PlanTaskResult } from '../../../src-main/api/cleanup/cleanup-task.ts';
@@ -17,24 +17,15 @@ import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import type { JobResult, KlxEvent, MethodName } from '../../../src-shared/contract.ts';
 import type { CleanupReport } from '../../../src-shared/cleanup-types.ts';
 import { buildCompactedOrders, buildPartition, rec, singles, type BatchInput } from '../../support/log-builder.ts';
-import { tempDir } from '../helpers.ts';
+import { tempDir, useTrashDir } from '../helpers.ts';
 
 const TS = 1_700_000_000_000;
 const DAY = 86_400_000;
 const tmp = tempDir('klx-cleanup-api-');
 const trash = join(tmp.dir, 'trash');
-let savedTrashEnv: string | undefined;
 let n = 0;
 
-beforeAll(() => {
-  savedTrashEnv = process.env.KLX_TRASH_DIR;
-  process.env.KLX_TRASH_DIR = trash;
-});
-afterAll(() => {
-  if (savedTrashEnv === undefined) delete process.env.KLX_TRASH_DIR;
-  else process.env.KLX_TRASH_DIR = savedTrashEnv;
-  tmp.remove();
-});
+useTrashDir(trash, () => tmp.remove());
 
 /**
  * A compacted-looking partition `orders-0` in a fresh log directory, three segments:

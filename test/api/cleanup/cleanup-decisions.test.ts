@@ -8,28 +8,19 @@
  * the prefix stops at the first segment that does not qualify).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { CLEANUP_DECISION_LIMIT, type CleanupPartitionOutcome } from '../../../src-shared/cleanup-types.ts';
 import { buildCompactedOrders, buildPartition, rec, singles } from '../../support/log-builder.ts';
-import { tempDir } from '../helpers.ts';
+import { tempDir, useTrashDir } from '../helpers.ts';
 
 const TS = 1_700_000_000_000;
 const DAY = 86_400_000;
 const NOW = String(TS + 2 * DAY);
 const tmp = tempDir('klx-cleanup-decisions-');
-let savedTrashEnv: string | undefined;
 let n = 0;
 
-beforeAll(() => {
-  savedTrashEnv = process.env.KLX_TRASH_DIR;
-  process.env.KLX_TRASH_DIR = join(tmp.dir, 'trash');
-});
-afterAll(() => {
-  if (savedTrashEnv === undefined) delete process.env.KLX_TRASH_DIR;
-  else process.env.KLX_TRASH_DIR = savedTrashEnv;
-  tmp.remove();
-});
+useTrashDir(join(tmp.dir, 'trash'), () => tmp.remove());
 
 /** 0: k1=a k2=b k1=c k3=d k2=<tombstone> k4=e | 6: k1=f k3=g <no key>=x k5=h | 10 (active): k1=i k6=j */
 function compacted(): { logDir: string; dir: string } {

@@ -6,13 +6,12 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeControlKey, encodeEndTxnMarkerValue } from '../../../src-main/engine/format/control.ts';
 import type { BatchHeader } from '../../../src-main/engine/format/types.ts';
 import { writeProducerSnapshot } from '../../../src-main/engine/files/producer-snapshot.ts';
 import { countRecords, fetch, readBackward, seek, type FetchedRecord } from '../../../src-main/engine/log/fetch.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { AbortedTransactionFilter, TransactionTracker, abortedTxnsFromIndexes, loadTransactionState } from '../../../src-main/engine/log/transactions.ts';
-import { buildPartition, rec, singles, tempDir, type BatchInput, type SegmentInput } from '../../support/log-builder.ts';
+import { buildPartition, markerBatch, rec, singles, tempDir, type BatchInput, type SegmentInput } from '../../support/log-builder.ts';
 
 const offsets = (rs: FetchedRecord[]) => rs.map((r) => Number(r.offset));
 
@@ -21,17 +20,8 @@ function txn(pid: number, baseOffset: number, ...keys: string[]): BatchInput {
   return { baseOffset: BigInt(baseOffset), isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, baseSequence: 0, records: keys.map((k) => rec(k, `${k}-value`, 1000)) };
 }
 
-/** A COMMIT or ABORT marker of producer `pid` at `offset` (attributes 0x30, one control record). */
-function marker(pid: number, type: 'COMMIT' | 'ABORT', offset: number): BatchInput {
-  return {
-    baseOffset: BigInt(offset),
-    isControl: true,
-    isTransactional: true,
-    producerId: BigInt(pid),
-    producerEpoch: 0,
-    records: [{ key: encodeControlKey(type === 'ABORT' ? 0 : 1), value: encodeEndTxnMarkerValue(5), timestamp: 1100n }],
-  };
-}
+/** A COMMIT or ABORT marker of producer `pid` at `offset` (coordinator epoch 5, timestamp 1100). */
+const marker = (pid: number, type: 'COMMIT' | 'ABORT', offset: number): BatchInput => markerBatch(pid, type, offset, { coordinatorEpoch: 5, timestamp: 1100 });
 
 describe('B14: commit markers take offsets; position and lag skip control records', () => {
   const dir = buildPartition(tempDir(), { segments: [{ batches: [txn(7, 0, 'k1', 'k2'), marker(7, 'COMMIT', 2)] }] });

@@ -3,7 +3,6 @@
  * results as plain objects, and build transactional batches / markers.
  */
 import { afterEach } from 'vitest';
-import { encodeControlKey, encodeEndTxnMarkerValue } from '../../../src-main/engine/format/control.ts';
 import { SqlSession, type SqlSessionOptions, type SqlValue } from '../../../src-main/engine/sql/sql-session.ts';
 import { rec, tempDir, type BatchInput } from '../../support/log-builder.ts';
 
@@ -41,17 +40,7 @@ export function txnBatch(pid: number, baseOffset: number, keys: string[]): Batch
   return { baseOffset: BigInt(baseOffset), isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, baseSequence: 0, records: keys.map((k) => rec(k, `v-${k}`)) };
 }
 
-/** A COMMIT or ABORT marker of producer `pid` at `offset`. */
-export function markerBatch(pid: number, type: 'COMMIT' | 'ABORT', offset: number): BatchInput {
-  return {
-    baseOffset: BigInt(offset),
-    isControl: true,
-    isTransactional: true,
-    producerId: BigInt(pid),
-    producerEpoch: 0,
-    records: [{ key: encodeControlKey(type === 'ABORT' ? 0 : 1), value: encodeEndTxnMarkerValue(0), timestamp: 1000n }],
-  };
-}
+export { markerBatch } from '../../support/log-builder.ts';
 
 /** `{key_text: value_text}` of a result, for compact assertions. */
 export function keyValues(rs: Record<string, SqlValue>[]): Record<string, string | null> {
