@@ -157,6 +157,8 @@ export class SkimpyOffsetMap {
    * Kafka `put`: sets the key's offset (adding the key when new) and `latestOffset`.
    * @param h the digest, four words from index `at`.
    * @returns the offset the key had before, or −1 when it is new.
+   * The probe loop repeats {@link findSlot}'s on purpose (the hot path of the map build; the
+   * duplicates report lists the pair).
    * @throws KlxError `internal` when the table has no free slot (the caller must stop at {@link full}).
    */
   putHashed(h: Int32Array, offset: number, at = 0): number {
