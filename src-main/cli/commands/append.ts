@@ -152,9 +152,11 @@ function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[
       `${dryRun ? 'would append' : 'appended'} ${r.marker.type} marker at offset ${r.baseOffset} to ${w.topic}-${w.partition} for producer ${p.producerId} epoch ${p.producerEpoch} (coordinator epoch ${r.marker.coordinatorEpoch}): segment ${file(r.segmentFile)}, position ${r.position}, ${r.size} bytes`,
       p.completedTransaction
         ? `  ends the transaction of offsets ${p.completedTransaction.firstOffset}..${p.completedTransaction.lastOffset}${p.txnIndexEntry ? `; ${would}add .txnindex entry (producer ${p.txnIndexEntry.producerId}, first ${p.txnIndexEntry.firstOffset}, last ${p.txnIndexEntry.lastOffset}, last stable offset ${p.txnIndexEntry.lastStableOffset})` : ''}`
-        : `  the producer has no open transaction: an empty transaction (no .txnindex entry, as a broker writes none)`,
+        : // ProducerAppendInfo.appendEndTxnMarker emits no CompletedTxn for an empty transaction, so no AbortedTxn entry.
+          `  the producer has no open transaction: an empty transaction (no .txnindex entry, as a broker writes none)`,
     );
     if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
+    // Without the marker LogLoader.load sees no clean shutdown: recoverLog recovers from the recovery point.
     if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
     lines.push(`  log end offset: ${r.logEndOffset}`);
     return lines;
@@ -168,6 +170,7 @@ function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[
     lines.push(`  producer: id ${p.producerId}, epoch ${p.producerEpoch}, sequences ${p.baseSequence}..${lastSeq}${p.isTransactional ? `, transactional (transaction open since offset ${p.transactionFirstOffset})` : ''}`);
   }
   if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
+  // Without the marker LogLoader.load sees no clean shutdown: recoverLog recovers from the recovery point.
   if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
   lines.push(`  log end offset: ${r.logEndOffset}`);
   return lines;

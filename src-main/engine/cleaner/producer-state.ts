@@ -76,7 +76,7 @@ export function loadProducerState(log: PartitionLog, now: number, expirationMs: 
       snapshotOffset = s.baseOffset;
       break;
     } catch {
-      // A corrupt snapshot: a broker deletes it and tries the previous one.
+      // A corrupt snapshot: a broker deletes it and tries the previous one (ProducerStateManager.loadFromSnapshot).
     }
   }
   const from = snapshotOffset ?? log.logStartOffset;

@@ -46,7 +46,7 @@ export interface CommittedOffset {
   metadata: string;
   /** ms since the epoch. */
   commitTimestamp: bigint;
-  /** v1 values with an expire timestamp (ms); null otherwise (−1 reads as null, as Kafka does). */
+  /** v1 values with an expire timestamp (ms); null otherwise (−1 reads as null, as Kafka's OffsetAndMetadata.fromRecord does). */
   expireTimestamp: bigint | null;
   /** Value version of the record. */
   valueVersion: number;
@@ -402,7 +402,7 @@ export class GroupStore {
     const type = key.type;
     const kind: GroupType = type >= 9 && type <= 15 ? 'share' : type >= 17 ? 'streams' : 'consumer';
     const existing = this.groups.get(kd.GroupId);
-    if (value === null && (!existing || existing.modern === null)) return; // tombstone of a group that does not exist: ignored, as Kafka does
+    if (value === null && (!existing || existing.modern === null)) return; // tombstone of a group that does not exist: ignored, as Kafka's GroupMetadataManager.replay does (GroupIdNotFoundException caught)
     const g = existing ?? this.group(kd.GroupId, place.offsetsPartition);
     g.offsetsPartitions.add(place.offsetsPartition);
     if (kind === 'streams') {

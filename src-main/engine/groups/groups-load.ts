@@ -224,7 +224,7 @@ async function replayPartition(log: PartitionLog, store: GroupStore, pacer: Pace
   for (const e of walkLog(log, { reuseWindows: true })) {
     if (e.type === 'segment') continue;
     if (e.type !== 'batch') {
-      // zero-filled tails (preallocated or crashed) are what a broker truncates on recovery: not a problem of the groups
+      // zero-filled tails (preallocated or crashed) are what a broker truncates on recovery (LogSegment.recover): not a problem of the groups
       if (!e.zeros) store.problem({ offsetsPartition: p, file: e.file, position: e.position, offset: -1n, groupId: null, reason: `${e.size} bytes that are not a record batch: ${e.reason}` });
       continue;
     }
@@ -379,6 +379,8 @@ function applyKeyed(ctx: ReplayContext, key: ConsumerOffsetsKey, valueBytes: Uin
   const store = ctx.store;
   const place = { offsetsPartition: ctx.p, file, position, offset: recordOffset };
   if (key.recordType === 'Unknown') {
+    // Kafka skips it: CoordinatorLoaderImpl catches UnknownRecordTypeException (the classic
+    // GroupMetadataManager.loadGroupsAndOffsets ignored an unknown key version likewise).
     store.problem({ ...place, groupId: null, reason: `key version (record type) ${key.type} is not one this tool or Kafka's coordinators know; the record is skipped, as Kafka's coordinator skips unknown record types` });
     store.apply(key, null, place, null);
     return;

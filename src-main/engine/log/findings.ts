@@ -34,7 +34,7 @@ export const FINDING_CODES = {
   'no-segment': 'a partition folder without any segment',
   'missing-index': 'a segment without its .index (a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles)',
   'missing-time-index': 'a segment without its .timeindex (a broker creates it empty)',
-  'corrupt-index': 'an index file that fails Kafka\'s own sanity check (a broker rebuilds it when it recovers the segment: LogLoader)',
+  'corrupt-index': 'an index file that fails Kafka\'s own sanity check (a broker rebuilds it when it recovers the segment: LogSegment.recover, for the segments LogLoader.recoverLog recovers; LogSegment.sanityCheck does not run this check at startup)',
   'untrimmed-index': 'an index file still at its preallocated length (zero slots after the entries)',
   'stale-index-entries': 'index slots after the real entries that break the ordering (left over after a crash)',
   'index-entry-not-batch-start': 'an offset-index entry whose position is not where a batch starts',

@@ -157,7 +157,7 @@ export class ProducerStateTracker {
         loaded = s.baseOffset;
         break;
       } catch {
-        // A corrupt snapshot: a broker deletes it and tries the previous one.
+        // A corrupt snapshot: a broker deletes it and tries the previous one (ProducerStateManager.loadFromSnapshot).
       }
     }
     const t = new ProducerStateTracker(logEndOffset, newestSnapshot, loaded);
@@ -220,7 +220,7 @@ export class ProducerStateTracker {
    *   (InvalidProducerEpochException), a sequence out of order (OutOfOrderSequenceException), a
    *   non-transactional batch while the producer's transaction is open (InvalidTxnStateException),
    *   and a duplicate of a recent batch (a broker acknowledges it with the original offsets and
-   *   appends nothing).
+   *   appends nothing: ProducerStateEntry.findDuplicateBatch in UnifiedLog.analyzeAndValidateProducerState).
    */
   checkData(tp: string, b: DataBatchInput): ProducerEntry {
     const current = this.producers.get(b.producerId) ?? emptyEntry(b.producerId);
