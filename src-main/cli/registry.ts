@@ -193,8 +193,8 @@ function registerFetch(program: Command): void {
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
     .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does)')
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
-    .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...)', 'auto')
-    .option('--value-format <format>', 'decode values as FORMAT (as --key-format)', 'auto')
+    .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...); default: the format saved in the app for this topic, else auto')
+    .option('--value-format <format>', 'decode values as FORMAT (as --key-format)')
     .option('--schemas <path>', 'schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions beside DIR are read too', collect, [])
     .action(async (dir: string, opts: FetchCliOptions) => (await import('./commands/fetch.ts')).runFetch(dir, opts));
 }
@@ -266,7 +266,7 @@ Examples:
 function registerQuery(program: Command): void {
   program
     .command('query')
-    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions, cluster_metadata and consumer-group tables of PATH')
+    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions, cluster_metadata and consumer-group tables of PATH (decoded columns use the formats saved in the app for its topics, else auto)')
     .argument('<path>', 'log directory, partition folder or folder of log directories')
     .argument('<sql>', 'one SELECT statement (quote it for the shell)')
     .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))

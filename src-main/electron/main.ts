@@ -27,7 +27,7 @@ import { registerIpc } from './ipc.ts';
 import { buildMenuTemplate } from './menu.ts';
 import { isTrustedSender, secureWebPreferences, type TrustedRenderer } from './security.ts';
 import { SettingsStore } from './settings.ts';
-import { decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
+import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rendererFile = join(here, '../renderer/index.html');
@@ -102,8 +102,9 @@ async function start(): Promise<void> {
     transport: 'electron',
     demoDir: process.env.KLX_DEMO_DIR,
     recent: settings.recentStore(),
-    // Format choices per opened folder, in the app's user-data folder (never in the opened folder).
-    decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(app.getPath('userData'))),
+    // Format choices per opened folder, in the app's data folder (never in the opened folder), where
+    // `klx serve`, `klx fetch` and `klx query` read them too; earlier versions kept them in userData.
+    decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(appDataDir()), decodeChoicesFile(app.getPath('userData'))),
   });
   // SQL table sets and exports live in the app's user-data folder (klx query keeps its own cache).
   configureSql(server.ctx, { cacheDir: join(app.getPath('userData'), 'sql-cache') });

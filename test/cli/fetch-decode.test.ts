@@ -1,8 +1,11 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeChoicesFile, fileDecodeChoicesStore } from '../../src-main/api/core/decode-choices-store.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../src-main/engine/decode/json-text.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../engine/decode/schema-fixtures.ts';
-import { klx } from '../support/klx-cli.ts';
+import { klx, klxWithEnv } from '../support/klx-cli.ts';
 
 let fx: SchemaFixtures;
 beforeAll(() => {
@@ -37,5 +40,43 @@ describe('klx fetch decodes keys and values (bodies from python3-avro, _schemas 
     const bad = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--value-format', 'nope');
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('no format named "nope"');
+  });
+});
+
+describe('klx fetch and klx query read the format choices saved in the app (decode-choices.json in $KLX_DATA_DIR)', () => {
+  it('a saved choice for a folder holding the partition applies; --key-format overrides it; another folder\'s choice does not apply', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'klx-saved-choices-'));
+    try {
+      const env = { KLX_DATA_DIR: dataDir };
+      const orders = (args: string[]) => {
+        const r = klxWithEnv(['fetch', join(fx.logDir, 'orders-0'), '--offset', 'earliest', '--json', ...args], env);
+        const recs = r.stdout.trim().split('\n').map((l) => parseJsonExact(l) as Record<string, unknown>).filter((l) => l.type === 'record');
+        return { r, recs };
+      };
+      // Nothing saved: auto reads the first key as a long.
+      expect(orders([]).recs[0]!.keyFormat).toBe('long');
+      // What the app writes when the user picks hex for orders' keys in the log directory (a real path).
+      fileDecodeChoicesStore(decodeChoicesFile(dataDir)).set(realpathSync(fx.logDir), { orders: { key: 'hex' } });
+      fileDecodeChoicesStore(decodeChoicesFile(dataDir)).set(realpathSync(fx.files), { orders: { value: 'hex' } });
+      const saved = orders([]);
+      expect(saved.recs.map((x) => [x.keyFormat, x.valueFormat])[0]).toEqual(['hex', 'confluent']);
+      expect(saved.recs[0]!.keyDecoded).toBe('0000000000000001');
+      expect(saved.r.stderr).toContain(`klx: note: decoding keys of orders as hex, the format saved in the app (${decodeChoicesFile(dataDir)}); --key-format overrides it`);
+      expect(saved.r.stderr).not.toContain('values of orders');
+      const overridden = orders(['--key-format', 'auto']);
+      expect(overridden.recs[0]!.keyFormat).toBe('long');
+      expect(overridden.r.stderr).toBe('');
+      // klx query builds the decoded columns with the same saved choice.
+      const q = klxWithEnv(['query', fx.logDir, "SELECT key_format, value_format, count(*) AS n FROM records WHERE topic = 'orders' GROUP BY ALL ORDER BY 1, 2", '--json', '--no-cache'], env);
+      expect(q.stderr).toBe('');
+      expect(q.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ key_format: 'hex', value_format: 'confluent', n: 7 }]);
+      // A saved name this version does not know: auto, with a note.
+      fileDecodeChoicesStore(decodeChoicesFile(dataDir)).set(realpathSync(fx.logDir), { orders: { key: 'no-such-format' } });
+      const unknown = orders([]);
+      expect(unknown.recs[0]!.keyFormat).toBe('long');
+      expect(unknown.r.stderr).toContain('the key format saved in the app for orders ("no-such-format"');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,14 +2,16 @@
  * Where the format choices of opened folders are kept (issue 11: per topic and per side, `auto` by
  * default, persisted per opened folder). Never in the opened folder itself: opening is read-only.
  * The Electron main process and the bridge keep them in a JSON file of the app's own data folder
- * (`decode-choices.json`, keyed by the folder's real path); tests and embedded uses keep them in memory.
+ * (`decode-choices.json`, keyed by the folder's real path), which `klx fetch` and `klx query` read
+ * ({@link savedChoicesFor}); tests and embedded uses keep them in memory.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { FormatChoices } from '../../engine/decode/format.ts';
 import { formatChoices } from '../../../src-shared/decode-types.ts';
+import { isInsideDir } from './paths.ts';
 
 /** The format choices of every opened folder (real path → topic → side → format name). */
 export interface DecodeChoicesStore {
@@ -36,16 +38,12 @@ export const MAX_REMEMBERED_FOLDERS = 200;
 /**
  * A {@link DecodeChoicesStore} backed by `file` (JSON `{version: 1, folders: {<root>: choices}}`),
  * read once, written atomically (temporary file + rename) on every change. A missing or invalid
- * file reads as no choices and is replaced on the next change.
+ * file reads as no choices and is replaced on the next change. While `file` does not exist yet the
+ * choices are read from `previousFile` (where an earlier version kept them), and the first change
+ * writes them to `file`.
  */
-export function fileDecodeChoicesStore(file: string): DecodeChoicesStore {
-  let folders: Record<string, FormatChoices> = {};
-  try {
-    const parsed = fileSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-    if (parsed.success) folders = parsed.data.folders as Record<string, FormatChoices>;
-  } catch {
-    // missing or not JSON: no choices yet
-  }
+export function fileDecodeChoicesStore(file: string, previousFile?: string): DecodeChoicesStore {
+  let folders = readDecodeChoicesFile(previousFile !== undefined && !existsSync(file) ? previousFile : file);
   return {
     get: (root) => structuredClone(folders[root] ?? {}),
     set: (root, choices) => {
@@ -64,7 +62,40 @@ export function fileDecodeChoicesStore(file: string): DecodeChoicesStore {
 }
 
 /**
- * The app's own data folder when no Electron user-data folder is given (the bridge, `klx serve`):
+ * The choices of every folder in a choices file (real path → topic → side → format name); `{}` when
+ * the file is missing or not a valid choices file (never throws).
+ */
+export function readDecodeChoicesFile(file: string): Record<string, FormatChoices> {
+  try {
+    const parsed = fileSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    if (parsed.success) return parsed.data.folders as Record<string, FormatChoices>;
+  } catch {
+    // missing or not JSON: no choices yet
+  }
+  return {};
+}
+
+/**
+ * The saved choices that apply to `path` (a real path) when it is read outside the app (`klx fetch`,
+ * `klx query`): those of every saved folder that holds `path` or lies inside it, merged per topic and
+ * side with the more specific (longer) folder winning, as the app decodes a partition with the
+ * choices of the innermost opened folder holding it.
+ * @returns topic → side → format name (`{}` when nothing was saved for `path`)
+ */
+export function savedChoicesFor(folders: Record<string, FormatChoices>, path: string): FormatChoices {
+  const roots = Object.keys(folders)
+    .filter((r) => isInsideDir(path, r) || isInsideDir(r, path))
+    .sort((a, b) => a.length - b.length);
+  const out: FormatChoices = {};
+  for (const r of roots) {
+    for (const [topic, c] of Object.entries(folders[r]!)) out[topic] = { ...(out[topic] ?? {}), ...c };
+  }
+  return out;
+}
+
+/**
+ * The app's own data folder, shared by the Electron app, the bridge (`klx serve`) and the `klx`
+ * commands (the format choices are read there by `klx fetch` and `klx query`):
  * `$KLX_DATA_DIR`, else the platform's data folder for `kafka-log-explorer` (on Linux
  * `$XDG_DATA_HOME/kafka-log-explorer`, by default `~/.local/share/kafka-log-explorer`, where the
  * trash and the lessons live too).

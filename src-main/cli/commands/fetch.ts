@@ -19,7 +19,8 @@
  * CODE: reason (file position P)`, JSON `{"type":"problem","fromOffset","toOffset",...}`), reading
  * goes on, and the command exits 1 at the end.
  *
- * Keys and values are decoded by the decode layer (`--key-format` / `--value-format`, default `auto`;
+ * Keys and values are decoded by the decode layer (`--key-format` / `--value-format`, default: the
+ * format saved in the app for the topic (its `decode-choices.json`), else `auto`;
  * schemas from the `_schemas` partitions beside the partition and `--schemas PATH`): the text lines
  * show the decoded text (or the bytes and the reason it did not decode), the JSON lines gain
  * `keyFormat`, `valueFormat`, `keyDecoded`, `valueDecoded` (JSON, int64 exact), `schemaId` and
@@ -27,7 +28,9 @@
  *
  * Also home of {@link openPartitionArg}, the DIR/--partition resolution shared by the read commands.
  */
+import { realpathSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
 import { RecordDecoder, schemasOf, type DecodedRecord } from '../../engine/decode/record-decoder.ts';
 import { toJsonText } from '../../engine/decode/json-text.ts';
 import { openLogDirectory } from '../../engine/log/log-dir.ts';
@@ -49,7 +52,7 @@ export interface FetchCliOptions {
   upTo: 'log-end' | 'high-watermark';
   partition?: string;
   json?: boolean;
-  /** Format of keys / values: a format name or `auto` (default). */
+  /** Format of keys / values: a format name or `auto`; absent: the app's saved choice, else `auto`. */
   keyFormat?: string;
   valueFormat?: string;
   /** Schema files, folders or registry exports (repeatable). */
@@ -59,12 +62,16 @@ export interface FetchCliOptions {
 }
 
 /**
- * The decoder of `klx fetch`/`klx dump`: schemas from the `_schemas` partitions of the partition's
- * log directory plus `schemaPaths`; the formats given for `topic` (validated: an unknown name is a
- * usage error listing the formats).
+ * The decoder of `klx fetch`: schemas from the `_schemas` partitions of the partition's log
+ * directory plus `schemaPaths`; for each side of `topic` the format given (`keyFormat` /
+ * `valueFormat`), else the one saved in the app for a folder holding the partition (the app's
+ * `decode-choices.json` in {@link appDataDir}, see {@link savedChoicesFor}), else `auto`. An explicit
+ * format is validated (an unknown name is a usage error listing the formats); a saved one the
+ * registry does not know is replaced by `auto` with a note.
+ * @returns the decoder and notes for stderr (which saved choices were applied)
  * @throws KlxError `invalid-argument` for an unknown format; `not-found` for a schema path.
  */
-export function cliDecoder(log: PartitionLog, topic: string, keyFormat = 'auto', valueFormat = 'auto', schemaPaths: string[] = []): RecordDecoder {
+export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string, valueFormat?: string, schemaPaths: string[] = [], dataDir = appDataDir()): { decoder: RecordDecoder; notes: string[] } {
   let opened = null;
   try {
     opened = { root: dirname(log.dir), logDirs: [openLogDirectory(dirname(log.dir))] };
@@ -72,11 +79,32 @@ export function cliDecoder(log: PartitionLog, topic: string, keyFormat = 'auto',
     opened = null;
   }
   const { registry } = schemasOf(opened, schemaPaths);
-  const dec = new RecordDecoder({ schemas: registry, choices: { [topic]: { key: keyFormat, value: valueFormat } } });
+  const dec = new RecordDecoder({ schemas: registry });
   for (const f of [keyFormat, valueFormat]) {
-    if (f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
+    if (f !== undefined && f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
   }
-  return dec;
+  let real = log.dir;
+  try {
+    real = realpathSync(log.dir);
+  } catch {
+    // keep the path as given
+  }
+  const file = decodeChoicesFile(dataDir);
+  const saved = savedChoicesFor(readDecodeChoicesFile(file), real)[topic] ?? {};
+  const notes: string[] = [];
+  const pick = (side: 'key' | 'value', given: string | undefined): string => {
+    if (given !== undefined) return given;
+    const s = saved[side];
+    if (s === undefined) return 'auto';
+    if (!dec.formats.get(s)) {
+      notes.push(`the ${side} format saved in the app for ${topic} ("${s}", ${file}) is unknown to this version; decoding ${side}s with auto`);
+      return 'auto';
+    }
+    notes.push(`decoding ${side}s of ${topic} as ${s}, the format saved in the app (${file}); --${side}-format overrides it`);
+    return s;
+  };
+  dec.setChoices({ [topic]: { key: pick('key', keyFormat), value: pick('value', valueFormat) } });
+  return { decoder: dec, notes };
 }
 
 /** The decode fields of a record's JSON line. */
@@ -187,7 +215,8 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
   if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
   const out = new OutputWriter(process.stdout);
-  const dec = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
+  const { decoder: dec, notes } = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
+  for (const n of notes) process.stderr.write(`klx: note: ${n}\n`);
   const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo, onCorrupt: opts.skipCorrupt ? 'flag' : 'stop' } as const;
   let last: FetchResult | null = null;
   let printed = 0;

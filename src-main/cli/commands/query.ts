@@ -5,6 +5,9 @@
  * records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions,
  * transactions, cluster_metadata.
  *
+ * Decoded columns use the formats saved in the app for the folder's topics (its format switchers,
+ * `decode-choices.json` in the app's data folder), else `auto`.
+ *
  * The tables are built on first use (progress on stderr when it is a terminal) and cached in
  * `$XDG_CACHE_HOME/kafka-log-explorer` (else `~/.cache/kafka-log-explorer`) until the folder
  * changes. Rows are streamed: NDJSON and CSV are written as they come; the text table sizes its
@@ -15,6 +18,10 @@
  * (BLOB as base64, nested values as JSON). Errors (refused statements, DuckDB's syntax errors with
  * their `LINE n:` and caret) go to stderr with exit status 1.
  */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
+import type { FormatChoices } from '../../engine/decode/format.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { textCell, writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
 import { SqlSession, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
@@ -45,6 +52,7 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
       ...(opts.cache ? { cacheDir: opts.cacheDir ?? defaultCacheDir() } : {}),
       ...(opts.rebuild ? { rebuild: true } : {}),
       ...(opts.valueCap !== undefined ? { valueCapBytes: opts.valueCap } : {}),
+      decode: { choices: savedChoicesOf(path) },
       signal: controller.signal,
       onProgress: (p) => progress.show(`${p.phase}: ${p.total ? `${Math.floor((100 * p.done) / p.total)}% of ` : ''}${mib(p.total ?? p.done)}`),
     });
@@ -71,6 +79,21 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
     process.removeListener('SIGINT', onSigint);
     session?.close();
   }
+}
+
+/**
+ * The format choices saved in the app (its `decode-choices.json` in {@link appDataDir}) for the
+ * folders holding `path` or inside it ({@link savedChoicesFor}); the decoded columns are built with
+ * them, as the app's SQL view builds them.
+ */
+export function savedChoicesOf(path: string, dataDir = appDataDir()): FormatChoices {
+  let real = resolve(path);
+  try {
+    real = realpathSync(path);
+  } catch {
+    // SqlSession.open names the missing path
+  }
+  return savedChoicesFor(readDecodeChoicesFile(decodeChoicesFile(dataDir)), real);
 }
 
 function mib(bytes: number): string {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore, MAX_REMEMBERED_FOLDERS, memoryDecodeChoicesStore } from '../../../src-main/api/core/decode-choices-store.ts';
+import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore, MAX_REMEMBERED_FOLDERS, memoryDecodeChoicesStore, readDecodeChoicesFile, savedChoicesFor } from '../../../src-main/api/core/decode-choices-store.ts';
 import { tempDir } from '../helpers.ts';
 
 const tmp = tempDir('klx-choices-');
@@ -54,6 +54,36 @@ describe('fileDecodeChoicesStore', () => {
     c.t.value = 'hex';
     expect(m.get('/x')).toEqual({ t: { value: 'json' } });
     expect(m.get('/y')).toEqual({});
+  });
+});
+
+describe('savedChoicesFor (what klx fetch/query apply outside the app)', () => {
+  const folders = {
+    '/data': { orders: { key: 'string', value: 'json' }, prices: { value: 'double' } },
+    '/data/logs': { orders: { value: 'avro' } },
+    '/data/logs/orders-0': { orders: { key: 'long' } },
+    '/data/logs-2': { orders: { key: 'hex' } },
+    '/elsewhere': { orders: { key: 'uuid' } },
+  };
+  it('merges the folders holding the path and inside it, the longer folder winning per topic and side', () => {
+    expect(savedChoicesFor(folders, '/data/logs/orders-0')).toEqual({ orders: { key: 'long', value: 'avro' }, prices: { value: 'double' } });
+    expect(savedChoicesFor(folders, '/data/logs')).toEqual({ orders: { key: 'long', value: 'avro' }, prices: { value: 'double' } });
+    // '/data/logs-2' is not inside '/data/logs' (a prefix of the text only).
+    expect(savedChoicesFor(folders, '/data/logs-2/orders-0')).toEqual({ orders: { key: 'hex', value: 'json' }, prices: { value: 'double' } });
+    expect(savedChoicesFor(folders, '/other')).toEqual({});
+  });
+
+  it('an earlier file (the Electron user-data one) is read until the data folder has its own, then written there', () => {
+    const old = decodeChoicesFile(join(tmp.dir, 'userdata'));
+    fileDecodeChoicesStore(old).set('/x', { t: { value: 'json' } });
+    const file = decodeChoicesFile(join(tmp.dir, 'data'));
+    const store = fileDecodeChoicesStore(file, old);
+    expect(store.get('/x')).toEqual({ t: { value: 'json' } });
+    store.set('/y', { u: { key: 'long' } });
+    expect(readDecodeChoicesFile(file)).toEqual({ '/x': { t: { value: 'json' } }, '/y': { u: { key: 'long' } } });
+    // Once the data folder has its file, the earlier one is no longer read.
+    fileDecodeChoicesStore(old).set('/z', { v: { key: 'hex' } });
+    expect(fileDecodeChoicesStore(file, old).get('/z')).toEqual({});
   });
 });
 
