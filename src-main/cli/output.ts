@@ -39,3 +39,22 @@ export function parseNonNegativeInt(v: string, name: string): number {
   if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${name} is too large: ${v}`);
   return n;
 }
+
+/** A one-line progress display on a terminal (nothing when the stream is not a terminal): `klx query`, `klx export`. */
+export class ProgressLine {
+  private shown = false;
+  private last = 0;
+  constructor(private readonly stream: NodeJS.WriteStream) {}
+  show(text: string): void {
+    if (!this.stream.isTTY) return;
+    const now = Date.now();
+    if (now - this.last < 100) return;
+    this.last = now;
+    this.stream.write(`\r${text.slice(0, (this.stream.columns || 80) - 1).padEnd(Math.min(this.stream.columns || 80, 80) - 1)}`);
+    this.shown = true;
+  }
+  clear(): void {
+    if (this.shown) this.stream.write(`\r${' '.repeat(Math.min(this.stream.columns || 80, 80) - 1)}\r`);
+    this.shown = false;
+  }
+}

@@ -20,6 +20,7 @@ import type { AppendCliOptions } from './commands/append.ts';
 import type { CompactFlags } from './commands/compact.ts';
 import type { CreateOptions } from './commands/create.ts';
 import type { DumpOptions } from './commands/dump.ts';
+import type { ExportCliOptions } from './commands/export.ts';
 import type { FetchCliOptions } from './commands/fetch.ts';
 import type { GroupsCliOptions } from './commands/groups.ts';
 import type { HolesCliOptions } from './commands/holes.ts';
@@ -49,6 +50,7 @@ export function registerCommands(program: Command): void {
   registerRoll(program);
   registerServe(program);
   registerQuery(program);
+  registerExport(program);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -278,6 +280,30 @@ function registerQuery(program: Command): void {
     .option('--value-cap <bytes>', `keep at most this many bytes of each value in records.value (default ${DEFAULT_VALUE_CAP_BYTES})`, (v) => parseNonNegativeInt(v, '--value-cap'))
     .addHelpText('after', QUERY_TABLES_HELP)
     .action(async (path: string, sql: string, opts: QueryCommandOptions) => (await import('./commands/query.ts')).runQuery(path, sql, opts));
+}
+
+function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description(
+      'write the records of every partition under DIR as Parquet (through DuckDB, one folder per topic and partition), NDJSON or CSV, ' +
+        'with the decoded key and value beside the raw bytes, so Spark, Trino, BigQuery or DuckDB read the log without klx',
+    )
+    .argument('<dir>', 'log directory, partition folder or folder of log directories')
+    .addOption(new Option('--format <format>', 'output format').choices(['parquet', 'ndjson', 'csv']).makeOptionMandatory())
+    .requiredOption('--out <path>', 'Parquet: a new folder (topic=T/partition=P/data_0.parquet); NDJSON/CSV: a new file. Never inside DIR, never overwritten')
+    .option('--where <sql>', 'keep only the records for which this DuckDB condition over the export columns holds, e.g. \'"offset" >= 100 AND NOT is_control\'')
+    .addOption(new Option('--isolation <level>', 'read_committed leaves out aborted transactions and stops at the last stable offset').choices(['read_uncommitted', 'read_committed']).default('read_uncommitted'))
+    .option('--no-decode', 'leave key_decoded/value_decoded NULL (raw bytes only)')
+    .option('--json', 'print the summary as one JSON object')
+    .addHelpText(
+      'after',
+      '\nColumns: topic, partition, offset, timestamp, timestamp_type, key, value (BLOB; CSV: text when UTF-8 text, else base64), headers,\n' +
+        'key_format, value_format, key_decoded, value_decoded (JSON), schema_id, decode_error, is_tombstone, is_control, control_type,\n' +
+        'is_transactional, aborted, producer_id, batch_base_offset, segment_base_offset, position, crc_valid.\n' +
+        'Example: klx export /var/lib/kafka/data --format parquet --out /tmp/orders-pq && duckdb -c "SELECT count(*) FROM \'/tmp/orders-pq/**/*.parquet\'"',
+    )
+    .action(async (dir: string, opts: ExportCliOptions) => (await import('./commands/export.ts')).runExport(dir, opts));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,13 +17,12 @@
  * the user's folders: tables and exports live in the cache folder, so no method is `write: true`.
  * Sessions are kept per context and replaced when the folder's files change (`sql-sessions.ts`).
  */
-import { createWriteStream } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { once } from 'node:events';
 import { KlxError } from '../../engine/errors.ts';
 import type { ReadProgress } from '../../engine/log/fetch.ts';
-import { writeCsv, writeNdjson, type LineSink } from '../../engine/sql/sql-format.ts';
+import { writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
+import { FileLineSink } from '../../engine/sql/file-line-sink.ts';
 import type { QueryCursor, SqlValue } from '../../engine/sql/sql-session.ts';
 import type { JobResult } from '../../../src-shared/contract.ts';
 import type { SqlCell } from '../../../src-shared/sql-types.ts';
@@ -135,56 +134,6 @@ export function sqlHandlers(ctx: ApiContext): DomainHandlers<'sql'> {
 
     'sql.exportDiscard': async (req) => ({ discarded: registry.discardExport(req.exportId) }),
   };
-}
-
-/** Writes lines to a file in ~64 KiB writes, waiting for 'drain' (an export of millions of rows never piles up in memory). */
-class FileLineSink implements LineSink {
-  private readonly stream;
-  private pending: string[] = [];
-  private pendingChars = 0;
-  private failure: Error | null = null;
-  /** Bytes handed to the file so far. */
-  written = 0;
-
-  constructor(readonly file: string) {
-    this.stream = createWriteStream(file, { flags: 'wx' });
-    this.stream.on('error', (err) => (this.failure = err));
-  }
-
-  async line(text: string): Promise<void> {
-    this.pending.push(text);
-    this.pendingChars += text.length + 1;
-    if (this.pendingChars >= 64 * 1024) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    this.check();
-    if (this.pending.length === 0) return;
-    const chunk = Buffer.from(this.pending.join('\n') + '\n', 'utf8');
-    this.pending = [];
-    this.pendingChars = 0;
-    this.written += chunk.length;
-    // `once` rejects when the stream emits 'error' while waiting.
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain').catch((err: Error) => (this.failure ??= err));
-    this.check();
-  }
-
-  async close(): Promise<void> {
-    await this.flush();
-    const finished = once(this.stream, 'finish').catch((err: Error) => (this.failure ??= err));
-    this.stream.end();
-    await finished;
-    this.check();
-  }
-
-  /** Closes without flushing (after a failure or cancel). */
-  destroy(): void {
-    this.stream.destroy();
-  }
-
-  private check(): void {
-    if (this.failure) throw new KlxError('io-error', `cannot write the export: ${this.failure.message}`, { file: this.file, cause: this.failure });
-  }
 }
 
 /** The rows of a cursor, reporting progress every chunk. */

@@ -26,7 +26,7 @@ import { KlxError } from '../../engine/errors.ts';
 import { textCell, writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
 import { SqlSession, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
 import { defaultCacheDir } from '../../engine/sql/sql-defaults.ts';
-import { OutputWriter } from '../output.ts';
+import { OutputWriter, ProgressLine } from '../output.ts';
 
 export { blobText, textCell } from '../../engine/sql/sql-format.ts';
 
@@ -98,25 +98,6 @@ export function savedChoicesOf(path: string, dataDir = appDataDir()): FormatChoi
 
 function mib(bytes: number): string {
   return `${(bytes / (1 << 20)).toFixed(1)} MiB`;
-}
-
-/** A one-line progress display on a terminal (nothing when stderr is piped). */
-class ProgressLine {
-  private shown = false;
-  private last = 0;
-  constructor(private readonly stream: NodeJS.WriteStream) {}
-  show(text: string): void {
-    if (!this.stream.isTTY) return;
-    const now = Date.now();
-    if (now - this.last < 100) return;
-    this.last = now;
-    this.stream.write(`\r${text.slice(0, (this.stream.columns || 80) - 1).padEnd(Math.min(this.stream.columns || 80, 80) - 1)}`);
-    this.shown = true;
-  }
-  clear(): void {
-    if (this.shown) this.stream.write(`\r${' '.repeat(Math.min(this.stream.columns || 80, 80) - 1)}\r`);
-    this.shown = false;
-  }
 }
 
 /** Rows of a cursor, stopping after `limit`; `truncated()` tells afterwards whether rows were left. */
