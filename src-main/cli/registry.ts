@@ -357,7 +357,9 @@ Damaged .log files:
                             segment it recovers, your choice for any other. The plan
                             counts the valid batches and records this drops; run --dry-run first.
 
-Every step is crash-safe: after an interruption, run repair again to finish. Stop the broker that
+Every step is crash-safe: after an interruption, run repair again to finish. A klx retention or
+compact run that a crash interrupted is finished too: past its commit point its trash entry is
+committed (klx undo then works), before it the entry is removed (the run changed nothing). Stop the broker that
 owns DIR first (klx cannot see Kafka's .lock); klx holds <partition>/klx-writer.lock while it writes.`;
 
 function registerRepair(program: Command): void {
@@ -367,7 +369,8 @@ function registerRepair(program: Command): void {
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
     .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers, your choice for any other')
-    .option('--json', 'print NDJSON: {"type":"plan",...} and {"type":"applied",...} per partition, then {"type":"summary",...}')
+    .option('--trash-dir <dir>', 'the trash folder of klx retention/compact runs: a run a crash interrupted is finished there so that klx undo works (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--json', 'print NDJSON: {"type":"plan",...}, {"type":"applied",...} and {"type":"interrupted-run",...} per partition, then {"type":"summary",...}')
     .addHelpText('after', REPAIR_HELP_AFTER)
     .action(async (dir: string, opts: RepairCliOptions) => (await import('./commands/repair.ts')).runRepair(dir, opts));
 }

@@ -3,18 +3,25 @@
  * runs (spec §10.4), on every partition under DIR. Prints the plan of each partition; without
  * `--dry-run` applies it (crash-safely, holding the partition's writer lock `<partition>/klx-writer.lock`) and prints what it did.
  *
+ * Then finishes the trash entries of `klx retention` / `klx compact` runs that a crash interrupted
+ * (`engine/cleaner/interrupted-runs.ts`, in `--trash-dir`), so that `klx undo` works after it.
+ *
  * Exit code: 0 when every partition ends up repaired (or, with --dry-run, would), 1 when something
  * is left that needs a decision (a corrupt region followed by valid batches without
- * `--truncate-at-corruption`, indexes that cannot be rebuilt), 2 usage error.
+ * `--truncate-at-corruption`, indexes that cannot be rebuilt, an interrupted run's trash entry the
+ * folder cannot decide), 2 usage error.
  */
 import { relative } from 'node:path';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { acquirePartitionLock, applyRecovery, describeAction, planRecovery, type RecoveryAction, type RecoveryPlan } from '../../engine/log/recovery.ts';
+import { finishInterruptedRuns } from '../../engine/cleaner/interrupted-runs.ts';
+import { defaultTrashDir } from '../../engine/cleaner/trash.ts';
 import { OutputWriter } from '../output.ts';
 
 export interface RepairCliOptions {
   dryRun?: boolean;
+  trashDir?: string;
   truncateAtCorruption?: boolean;
   json?: boolean;
 }
@@ -45,6 +52,12 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
         summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
         if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })) }));
         else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}`);
+      }
+      // Then the trash entries of cleaner runs a crash interrupted (interrupted-runs.ts): the folder is recovered now.
+      for (const f of finishInterruptedRuns(log.dir, opts.trashDir ?? defaultTrashDir(), { lock: false, dryRun: opts.dryRun ?? false })) {
+        if (f.outcome === 'left' && !opts.dryRun) summary.unresolved++;
+        if (opts.json) await out.line(JSON.stringify({ type: 'interrupted-run', partition: rel(f.partitionDir), entry: f.id, operation: f.operation, outcome: f.outcome, reason: f.reason }));
+        else await out.line(`  interrupted ${f.operation} run (trash entry ${f.id}): ${opts.dryRun ? '(dry run) ' : ''}${f.reason}`);
       }
     } finally {
       lock?.release();

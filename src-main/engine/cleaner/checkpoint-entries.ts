@@ -38,8 +38,9 @@ export function setCheckpointEntry(logDir: string, file: string, topic: string, 
 
 /**
  * Puts the partition's entry back as it was before `change`. When the file still holds exactly the
- * text the run wrote, its previous text is restored byte for byte (or the file removed when the run
- * created it); otherwise only this partition's line is changed (put back, or removed when absent).
+ * text the run wrote (and the change is not `lineOnly`), its previous text is restored byte for byte
+ * (or the file removed when the run created it); otherwise only this partition's line is changed
+ * (put back, or removed when absent).
  * @throws KlxError `corrupt-checkpoint`, `locked`, `io-error`.
  */
 export function restoreCheckpointEntry(logDir: string, change: CheckpointChange, steps: FileSteps): void {
@@ -48,7 +49,7 @@ export function restoreCheckpointEntry(logDir: string, change: CheckpointChange,
     logDir,
     () => {
       const bytes = readCheckpointBytes(path);
-      if (bytes !== null && bytes.toString('utf8') === change.textAfter) {
+      if (!change.lineOnly && bytes !== null && bytes.toString('utf8') === change.textAfter) {
         if (change.textBefore === null) steps.unlink('write-checkpoint', path);
         else steps.writeCheckpoint(path, change.textBefore);
         return;

@@ -48,7 +48,7 @@ import { CleanedSegment, type CleanedSegmentResult } from './cleaned-segment.ts'
 import { cleanableRange } from './cleanable-range.ts';
 import { holesOf, OffsetRangeList, totalsOf, type CleanableInfo, type CleanerReport, type OffsetRange, type RemovalReason, type RemovedRecords, type RunContext, type SegmentSummary } from './cleaner-plan.ts';
 import type { CleanerRulesName } from './cleaner-rules.ts';
-import { setCheckpointEntry } from './checkpoint-entries.ts';
+import { readCheckpointEntry, setCheckpointEntry } from './checkpoint-entries.ts';
 import { rulesNamed } from './classic-rules.ts';
 import { filterBatch, SegmentStats, type CompactionReason, type FilteredBatch } from './compactor.ts';
 import { FileSteps, ioErrorOf, isOsError, SimulatedCrash } from './file-steps.ts';
@@ -535,6 +535,8 @@ function commitRound(log: PartitionLog, round: RoundResult, ctx: RunContext, ste
     trash = TrashEntry.create(ctx.trashDir, { runId: ctx.runId, operation: 'compaction', partitionDir: dir, logDir, topic: log.topic, partition: log.partition, now: opts.now ?? Date.now() }, steps);
     for (const b of oldBases) for (const p of segmentFiles(dir, b)) trash.keep(p);
     for (const g of replaced) trash.manifest.created.push(...g.cleaned.files);
+    const checkpointBefore = readCheckpointEntry(logDir, CLEANER_OFFSET_CHECKPOINT_FILE, log.topic, log.partition);
+    trash.manifest.pending = { checkpoint: { file: CLEANER_OFFSET_CHECKPOINT_FILE, topic: log.topic, partition: log.partition, before: checkpointBefore === null ? null : checkpointBefore.toString(), after: round.endOffset.toString() } };
     trash.save();
     checkDone(ctx.signal, dir);
     if (replaced.length > 0) {

@@ -51,7 +51,7 @@ import { PartitionLog } from '../log/partition-log.ts';
 import type { TopicConfig } from '../log/topic-config.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
 import { OffsetRangeList, summarizeLogFile, totalsOf, type CleanerReport, type RunContext, type SegmentSummary } from './cleaner-plan.ts';
-import { setCheckpointEntry } from './checkpoint-entries.ts';
+import { readCheckpointEntry, setCheckpointEntry } from './checkpoint-entries.ts';
 import { FileSteps, ioErrorOf, SimulatedCrash } from './file-steps.ts';
 import { largestTimestamp } from './segment-times.ts';
 import { assertNoInterruptedSwap, deleteSegmentFiles, segmentFiles } from './segment-swap.ts';
@@ -437,6 +437,12 @@ export function executeRetention(d: RetentionDecision, ctx: RunContext): string[
       trash.save();
     }
     if (ctx.signal?.aborted) throw new KlxError('cancelled', 'retention cancelled before it changed anything', { file: dir });
+    const startBefore = readCheckpointEntry(logDir, LOG_START_OFFSET_CHECKPOINT_FILE, log.topic, log.partition);
+    trash.manifest.pending = {
+      checkpoint: { file: LOG_START_OFFSET_CHECKPOINT_FILE, topic: log.topic, partition: log.partition, before: startBefore === null ? null : startBefore.toString(), after: newStart.toString() },
+      leaderEpochText: epochChanged ? epochText : null,
+    };
+    trash.save();
 
     // 4. Commit: the new log start offset.
     const change = setCheckpointEntry(logDir, LOG_START_OFFSET_CHECKPOINT_FILE, log.topic, log.partition, newStart, steps);

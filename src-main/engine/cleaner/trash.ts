@@ -55,6 +55,23 @@ export interface CheckpointChange {
   /** The whole file's text before (null when it did not exist) and after the run. */
   textBefore: string | null;
   textAfter: string;
+  /**
+   * Undo puts back only this partition's line, never the whole file (set when recovery finished
+   * the entry: the file's text before the run's write is not known then).
+   */
+  lineOnly?: boolean;
+}
+
+/**
+ * What a run is about to commit, written into the manifest while it is still `prepared`, so that
+ * recovery can tell after a crash whether the run passed its commit point and finish the entry
+ * (`interrupted-runs.ts`).
+ */
+export interface PendingCommit {
+  /** The checkpoint entry the run sets: the commit point of retention, the last step of compaction. */
+  checkpoint: { file: string; topic: string; partition: number; before: string | null; after: string };
+  /** Retention: the `leader-epoch-checkpoint` text it writes after the commit (null when unchanged). */
+  leaderEpochText?: string | null;
 }
 
 /** A partition-folder metadata file the run replaced (`leader-epoch-checkpoint`). */
@@ -90,6 +107,10 @@ export interface TrashManifest {
   checkpoints: CheckpointChange[];
   /** Human summary ("deleted 2 segments, 1,234 records"). */
   summary: string;
+  /** Set before the commit point (see {@link PendingCommit}); absent in entries of older versions. */
+  pending?: PendingCommit;
+  /** Set when recovery finished the entry after a crash past the commit point: what it did. */
+  finishedByRecovery?: string;
 }
 
 /** A trash entry as listed. */

@@ -23,6 +23,7 @@ import { crc32c } from '../format/crc.ts';
 import { acquireLock, WRITER_LOCK_FILE } from '../log/log-lock.ts';
 import { readCheckpointEntry, restoreCheckpointEntry } from './checkpoint-entries.ts';
 import { FileSteps, SimulatedCrash, ioErrorOf, type CleanerFaultHook } from './file-steps.ts';
+import { finishInterruptedRuns } from './interrupted-runs.ts';
 import { deleteSegmentFiles, replaceSegments, rollbackSwap } from './segment-swap.ts';
 import { listTrash, TRASH_FILES, type TrashEntryInfo, type TrashManifest } from './trash.ts';
 
@@ -191,11 +192,24 @@ function undoEntry(info: TrashEntryInfo, steps: FileSteps): UndoneEntry {
 /**
  * Undoes the latest run that touched `path` (a partition folder or a log directory): every trash
  * entry of that run, newest first, each under the partition's writer lock.
+ * A latest run that a crash interrupted is first finished from its recovered folder
+ * (`interrupted-runs.ts`): past its commit point it is undone like any run.
  * @throws KlxError `not-found` when the trash holds no run for `path`; `invalid-argument` when the
- *   partition changed since the run (nothing is touched) or the run did not finish; `locked`;
+ *   partition changed since the run (nothing is touched), the run did not finish and its folder was
+ *   not recovered, or it was interrupted before its commit point (nothing to undo); `locked`;
  *   `io-error`.
  */
 export function undoLastRun(path: string, opts: UndoOptions): UndoResult {
+  const latest = lastRunEntries(path, opts.trashDir);
+  if (latest.some((e) => e.manifest!.state === 'prepared')) {
+    // A crash interrupted the latest run: once its folder is recovered, finish its entries first
+    // (interrupted-runs.ts); entries the folder cannot decide stay `prepared` and are refused below.
+    const finished = finishInterruptedRuns(path, opts.trashDir, opts.fault ? { fault: opts.fault } : {});
+    const runId = latest[0]!.manifest!.runId;
+    if (finished.some((f) => f.runId === runId && f.outcome === 'rolled-back') && !lastRunEntries(path, opts.trashDir).some((e) => e.manifest!.runId === runId)) {
+      throw new KlxError('invalid-argument', `nothing to undo: the latest run (${runId}) was interrupted before its commit point and changed nothing; its trash entries are removed (undo again to reverse the run before it)`, { file: path });
+    }
+  }
   const entries = lastRunEntries(path, opts.trashDir);
   if (entries.length === 0) throw new KlxError('not-found', `the trash (${opts.trashDir}) holds no run to undo for this folder`, { file: path });
   const steps = new FileSteps(opts.fault);
