@@ -16,7 +16,7 @@ import { klx } from '../../support/klx-cli.ts';
 import { runCompaction, type CompactionOptions } from '../../../src-main/engine/cleaner/compaction.ts';
 import { runRetention, type RetentionOptions } from '../../../src-main/engine/cleaner/retention.ts';
 import { undo } from '../../../src-main/engine/cleaner/cleaner.ts';
-import { SimulatedCrash } from '../../../src-main/engine/cleaner/file-steps.ts';
+import { SimulatedCrash, type CleanerFaultHook } from '../../../src-main/engine/cleaner/file-steps.ts';
 import { finishInterruptedRuns } from '../../../src-main/engine/cleaner/interrupted-runs.ts';
 import { listTrash } from '../../../src-main/engine/cleaner/trash.ts';
 import { readCheckpointEntry } from '../../../src-main/engine/cleaner/checkpoint-entries.ts';
@@ -61,7 +61,7 @@ function partitionBytes(dir: string): Record<string, string> {
   return out;
 }
 
-type Run = (dir: string, trashDir: string, fault?: (step: never, path: string) => void) => void;
+type Run = (dir: string, trashDir: string, fault?: CleanerFaultHook) => void;
 
 async function everyCrash(build: () => string, run: Run, checkpointFile: string, from: string): Promise<string[]> {
   const ref = build();
