@@ -2,7 +2,8 @@
  * One measured step of the SQL bench (`sql.bench.ts`), run in a fresh process so that its peak RSS
  * (`process.resourceUsage().maxRSS`) is the step's own:
  *
- * - `ours LOGDIR CACHEDIR`: build the tables of LOGDIR (cold: the cache folder is emptied first) and
+ * - `ours LOGDIR CACHEDIR [THREADS]`: build the tables of LOGDIR (cold: the cache folder is emptied
+ *   first; segments decoded in THREADS worker threads, default the cores; 1: in the building thread) and
  *   answer `SELECT count(*) FROM state`; then one query that reads values back from the log
  *   (`sum(octet_length(value)) FROM state`).
  * - `parquet FILE DBFILE` / `ndjson FILE DBFILE`: DuckDB loads the same records from FILE into a
@@ -14,6 +15,8 @@
 import { rmSync, statSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { SqlSession } from '../src-main/engine/sql/sql-session.ts';
+import { SQL_BUILD_WORKER } from '../src-main/engine/sql/sql-build-pool.ts';
+import { startEntryWorker } from '../src-main/api/core/entry-worker.ts';
 import { duckdbResourceOptions } from '../src-main/engine/sql/sql-resources.ts';
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ seconds: number; cpuSeconds: number; result: T }> {
@@ -24,12 +27,13 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ seconds: number; cpuSec
   return { seconds: (performance.now() - t0) / 1000, cpuSeconds: (c.user + c.system) / 1e6, result };
 }
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a, b, t] = process.argv.slice(2);
+const threads = t === undefined ? undefined : Number(t);
 if (mode === 'ours') {
   rmSync(b!, { recursive: true, force: true });
   let session: SqlSession | undefined;
   const build = await timed(async () => {
-    session = await SqlSession.open(a!, { cacheDir: b! });
+    session = await SqlSession.open(a!, { cacheDir: b!, ...(threads ? { threads } : {}), startWorker: () => startEntryWorker(SQL_BUILD_WORKER.entry, SQL_BUILD_WORKER.near) });
     return (await session.query('SELECT count(*) FROM state')).rows[0]![0];
   });
   const s = session!;

@@ -23,6 +23,8 @@
  * `$XDG_CACHE_HOME/kafka-log-explorer`), never next to the logs: the user's folders are only read.
  * Exports (`sql.export`) are written to `<cache folder>/exports` and expire after an hour.
  */
+import { startEntryWorker } from '../core/entry-worker.ts';
+import { SQL_BUILD_WORKER } from '../../engine/sql/sql-build-pool.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -260,6 +262,8 @@ export class SqlRegistry {
         decode: { choices: this.config.choicesOf?.(root) ?? {} },
         signal: controller.signal,
         onProgress: (p) => listeners.forEach((l) => l(p)),
+        // segments decoded in worker threads, off this event loop (issue 16)
+        startWorker: () => startEntryWorker(SQL_BUILD_WORKER.entry, SQL_BUILD_WORKER.near),
       });
       const entry: Entry = { root, stamp, session, stale: false, retired: false, leases: 0 };
       const old = this.entries.get(root);

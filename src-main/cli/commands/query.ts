@@ -22,6 +22,8 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
 import type { FormatChoices } from '../../engine/decode/format.ts';
+import { startEntryWorker } from '../../api/core/entry-worker.ts';
+import { SQL_BUILD_WORKER } from '../../engine/sql/sql-build-pool.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { textCell, writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
 import { SqlSession, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
@@ -53,6 +55,8 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
       ...(opts.rebuild ? { rebuild: true } : {}),
       ...(opts.valueCap !== undefined ? { valueCapBytes: opts.valueCap } : {}),
       decode: { choices: savedChoicesOf(path) },
+      // segments decoded in worker threads (issue 16)
+      startWorker: () => startEntryWorker(SQL_BUILD_WORKER.entry, SQL_BUILD_WORKER.near),
       signal: controller.signal,
       onProgress: (p) => progress.show(`${p.phase}: ${p.total ? `${Math.floor((100 * p.done) / p.total)}% of ` : ''}${mib(p.total ?? p.done)}`),
     });

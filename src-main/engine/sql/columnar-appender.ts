@@ -204,6 +204,80 @@ export class ColumnarAppender {
     }
   }
 
+  /**
+   * Appends `count` rows column-wise: `fill(row, from, n)` must write every column of rows
+   * `[row, row + n)` of the current chunk from the caller's rows `[from, from + n)` (with the
+   * `*Range` / `fill*` methods); it is called once per chunk the rows reach.
+   */
+  appendRows(count: number, fill: (row: number, from: number, n: number) => void): void {
+    let from = 0;
+    while (from < count) {
+      const n = Math.min(count - from, this.chunkRows - this.row);
+      fill(this.row, from, n);
+      this.row += n;
+      this.rowsAppended += n;
+      from += n;
+      if (this.row === this.chunkRows) this.flushChunk();
+    }
+  }
+
+  /** Writes BIGINTs `src[from, from + n)` into rows `[row, row + n)`. */
+  int64Range(col: number, row: number, src: BigInt64Array, from: number, n: number): void {
+    (this.data[col] as BigInt64Array).set(src.subarray(from, from + n), row);
+  }
+
+  /** Writes INTEGERs `src[from, from + n)` into rows `[row, row + n)`, NULL where `src` is negative when `negativeIsNull`. */
+  int32Range(col: number, row: number, src: Int32Array, from: number, n: number, negativeIsNull = false): void {
+    (this.data[col] as Int32Array).set(src.subarray(from, from + n), row);
+    if (negativeIsNull) for (let i = 0; i < n; i++) if (src[from + i]! < 0) this.nullRow(col, row + i);
+  }
+
+  /** Writes the BLOBs `bytes[start[i], start[i] + length[i])` for i in `[from, from + n)` into rows `[row, row + n)`; NULL where the length is negative. */
+  blobRange(col: number, row: number, bytes: Uint8Array, start: Int32Array, length: Int32Array, from: number, n: number): void {
+    const vec = this.vectors[col]!;
+    for (let i = 0; i < n; i++) {
+      const len = length[from + i]!;
+      if (len < 0) this.nullRow(col, row + i);
+      else {
+        const s = start[from + i]!;
+        bindings.vector_assign_string_element_len(vec, row + i, bytes.subarray(s, s + len));
+      }
+    }
+  }
+
+  /** Writes the same INTEGER into rows `[row, row + n)`. */
+  fillInt32(col: number, row: number, n: number, v: number): void {
+    (this.data[col] as Int32Array).fill(v, row, row + n);
+  }
+
+  /** Writes the same BIGINT into rows `[row, row + n)`. */
+  fillInt64(col: number, row: number, n: number, v: bigint): void {
+    (this.data[col] as BigInt64Array).fill(v, row, row + n);
+  }
+
+  /** Writes the same BOOLEAN (or NULL) into rows `[row, row + n)`. */
+  fillBool(col: number, row: number, n: number, v: boolean | null): void {
+    if (v === null) this.fillNull(col, row, n);
+    else (this.data[col] as Uint8Array).fill(v ? 1 : 0, row, row + n);
+  }
+
+  /** Sets rows `[row, row + n)` of a column to NULL. */
+  fillNull(col: number, row: number, n: number): void {
+    for (let i = 0; i < n; i++) this.nullRow(col, row + i);
+  }
+
+  /** Writes a VARCHAR (or NULL) into row `row` of the current chunk. */
+  varcharAt(col: number, row: number, v: string | null): void {
+    if (v === null) this.nullRow(col, row);
+    else bindings.vector_assign_string_element(this.vectors[col]!, row, v);
+  }
+
+  private nullRow(col: number, row: number): void {
+    const v = this.validity[col]!;
+    v[row >> 3]! &= ~(1 << (row & 7));
+    this.hasNull[col] = true;
+  }
+
   /** Sets a column of the current row to NULL. */
   null(col: number): void {
     const v = this.validity[col]!;

@@ -49,12 +49,15 @@ import { crcMismatchText } from '../format/crc.ts';
 import { relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { KlxError } from '../errors.ts';
-import { COMPRESSIONS, type BatchHeader, type KafkaRecord } from '../format/types.ts';
-import { Pacer, recordsOf, walkLog, type LongReadOptions } from '../log/log-walk.ts';
+import { availableParallelism } from 'node:os';
+import { COMPRESSIONS, type BatchHeader } from '../format/types.ts';
+import { Pacer, type LongReadOptions } from '../log/log-walk.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
-import { scanHoles } from '../log/holes.ts';
-import { markerTypeOf, TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
+import { scanHoles, type OffsetHole } from '../log/holes.ts';
+import { TransactionTracker, type CompletedTransaction } from '../log/transactions.ts';
+import { segmentRowChunks, type ChunkBatch, type RowsChunk } from './segment-rows.ts';
+import { SqlBuildPool, type StartSqlBuildWorker } from './sql-build-pool.ts';
 import { ColumnarAppender, SQL_TYPE_OF, type ColumnKind } from './columnar-appender.ts';
 import { DECODE_VIEW_COLUMNS_SQL, RecordRowDecoder, type DecodeTableOptions } from './decode-columns.ts';
 import { RECORD_FUNCTIONS, RECORD_PLACE_SQL, RecordFunctions } from './record-functions.ts';
@@ -248,6 +251,14 @@ export interface BuildLogTablesOptions extends LongReadOptions {
   valueCapBytes?: number;
   /** How records are decoded into `key_decoded`/`value_decoded`/…; `false`: not at all (columns NULL). Default: auto. */
   decode?: DecodeTableOptions | false;
+  /**
+   * Starts a thread on `sql-build-worker` (`SQL_BUILD_WORKER`): segments are then decoded (and
+   * holes walked) in parallel threads (`sql-build-pool.ts`); without it, in the calling thread.
+   * The tables are the same either way.
+   */
+  startWorker?: StartSqlBuildWorker;
+  /** Threads of the parallel build (default: the machine's cores); 1 decodes in the calling thread. */
+  threads?: number;
 }
 
 /** Counts of what {@link buildLogTables} wrote. */
@@ -324,6 +335,26 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   const summary: BuildSummary = { partitions: parts.length, segments: 0, batches: 0, records: 0, damage: 0, holes: 0, abortedTransactions: 0, bytes: 0, elapsedMs: 0 };
   const rel = (file: string) => relative(opened.root, file) || '.';
 
+  // Where segments are decoded and holes walked: worker threads, or this thread.
+  const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
+  const pool = opts.startWorker && threads > 1 && parts.some((p) => p.log.segments.length > 0) ? new SqlBuildPool(opts.startWorker, threads) : null;
+  let segmentSource: (pid: number, si: number) => AsyncIterable<RowsChunk> | Iterable<RowsChunk>;
+  let holesOf: (pid: number) => AsyncIterable<OffsetHole>;
+  if (pool) {
+    const tasks = parts.map(({ log }) => ({
+      segments: log.segments.map((seg) => pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end: seg.files.logSize })),
+      holes: pool.submit({ kind: 'holes', dir: log.dir }),
+    }));
+    segmentSource = (pid, si) => pool.chunks(tasks[pid]!.segments[si]!);
+    holesOf = (pid) => pool.holes(tasks[pid]!.holes);
+  } else {
+    segmentSource = (pid, si) => {
+      const seg = parts[pid]!.log.segments[si]!;
+      return segmentRowChunks(seg, seg.files.logSize);
+    };
+    holesOf = (pid) => scanHoles(parts[pid]!.log, { signal: opts.signal, onProgress: opts.onProgress });
+  }
+  try {
   for (let pid = 0; pid < parts.length; pid++) {
     const { rel: dirRel, log } = parts[pid]!;
     const tracker = new TransactionTracker();
@@ -347,54 +378,54 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
       summary.damage++;
     };
 
-    for (const e of walkLog(log, { verifyCrc: true })) {
-      if (e.type === 'segment') continue;
-      const tally = tallies[e.segmentIndex]!;
-      const segBase = e.segment.baseOffset;
-      if (e.type !== 'batch') {
-        await pacer.step(e.size);
-        tally.damaged += BigInt(e.size);
-        partDamaged += BigInt(e.size);
-        damageRow(segBase, e.file, e.position, e.size, e.type, e.code, e.reason);
-        continue;
-      }
-      const h = e.header;
-      await pacer.step(h.size);
-      summary.bytes += h.size;
-      let records: KafkaRecord[] | null = null;
-      try {
-        records = recordsOf(e);
-      } catch (err) {
-        const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
-        damageRow(segBase, e.segment.files.log, h.position, h.size, 'undecodable-batch', k.code, k.reason);
-        tally.damaged += BigInt(h.size);
-        partDamaged += BigInt(h.size);
-      }
-      if (h.crcValid === false) {
-        damageRow(segBase, e.segment.files.log, h.position, h.size, 'crc-mismatch', 'crc-mismatch', `${crcMismatchText(h)}: the batch at baseOffset ${h.baseOffset} fails its CRC; its records are still listed (crc_valid = false)`);
-      }
-
-      // Transactions: markers close, data batches open.
-      if (h.magic === 2 && h.producerId >= 0n && h.isTransactional) {
-        if (h.isControl) {
-          const type = records ? markerTypeOf(h, records) : null;
-          if (records && type !== null) {
-            const done = tracker.onMarker(h.producerId, h.producerEpoch, type === 'ABORT', records[0]!.offset);
-            if (done?.aborted) aborted.push({ partitionId: pid, log, txn: done });
+    for (let si = 0; si < log.segments.length; si++) {
+      const segment = log.segments[si]!;
+      const tally = tallies[si]!;
+      const segBase = segment.baseOffset;
+      const chunks = segmentSource(pid, si);
+      for await (const c of chunks) {
+        for (const e of c.entries) {
+          if (e.t === 'damage') {
+            await pacer.step(e.size);
+            tally.damaged += BigInt(e.size);
+            partDamaged += BigInt(e.size);
+            damageRow(segBase, segment.files.log, e.position, e.size, e.type, e.code, e.reason);
+            continue;
           }
-        } else tracker.onBatch(h);
-      }
+          const h = e.header;
+          await pacer.step(h.size);
+          summary.bytes += h.size;
+          if (e.error) {
+            damageRow(segBase, segment.files.log, h.position, h.size, 'undecodable-batch', e.error.code, e.error.reason);
+            tally.damaged += BigInt(h.size);
+            partDamaged += BigInt(h.size);
+          }
+          if (h.crcValid === false) {
+            damageRow(segBase, segment.files.log, h.position, h.size, 'crc-mismatch', 'crc-mismatch', `${crcMismatchText(h)}: the batch at baseOffset ${h.baseOffset} fails its CRC; its records are still listed (crc_valid = false)`);
+          }
 
-      writeBatchRow(batchOut, pid, segBase, h, records !== null);
-      tally.batches++;
-      partBatches++;
-      if (tally.first === null) tally.first = h.baseOffset;
-      tally.last = h.lastOffset;
-      if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
-      if (records) {
-        const n = writeRecordRows(recordOut, pid, segBase, h, records);
-        tally.records += BigInt(n);
-        partRecords += BigInt(n);
+          // Transactions: markers close, data batches open.
+          if (h.magic === 2 && h.producerId >= 0n && h.isTransactional) {
+            if (h.isControl) {
+              if (e.marker) {
+                const done = tracker.onMarker(h.producerId, h.producerEpoch, e.marker.type === 'ABORT', e.marker.offset);
+                if (done?.aborted) aborted.push({ partitionId: pid, log, txn: done });
+              }
+            } else tracker.onBatch(h);
+          }
+
+          writeBatchRow(batchOut, pid, segBase, h, e.error === null);
+          tally.batches++;
+          partBatches++;
+          if (tally.first === null) tally.first = h.baseOffset;
+          tally.last = h.lastOffset;
+          if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
+          if (e.error === null) {
+            writeRecordRows(recordOut, pid, segBase, e, c);
+            tally.records += BigInt(e.count);
+            partRecords += BigInt(e.count);
+          }
+        }
       }
     }
 
@@ -452,7 +483,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
     summary.records += Number(partRecords);
 
     // Offset holes with their causes: the engine's own account (holes.ts), a second, header-only walk.
-    for await (const h of scanHoles(log, { signal: opts.signal, onProgress: opts.onProgress })) {
+    for await (const h of holesOf(pid)) {
       holeOut.int32(H.partition_id, pid);
       holeOut.varchar(H.topic, log.topic);
       holeOut.int32(H.partition, log.partition);
@@ -466,6 +497,9 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
       holeOut.endRow();
       summary.holes++;
     }
+  }
+  } finally {
+    await pool?.close();
   }
   pacer.finish();
 
@@ -647,29 +681,28 @@ function writeBatchRow(out: ColumnarAppender, pid: number, segBase: bigint, h: B
   out.endRow();
 }
 
-/** Writes the records of one batch; returns how many. */
-function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, h: BatchHeader, records: readonly KafkaRecord[]): number {
+/** Writes the records of one batch, rows `[e.first, e.first + e.count)` of chunk `c`. */
+function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, e: ChunkBatch, c: RowsChunk): void {
+  const h = e.header;
   const position = BigInt(h.position);
-  for (const r of records) {
-    out.int32(R.partition_id, pid);
-    out.int64(R.offset, r.offset);
-    out.int64(R.timestamp, r.timestamp);
-    out.blob(R.key, r.key);
-    const v = r.value;
-    if (v === null) out.null(R.value_size);
-    else out.int32(R.value_size, v.length);
-    out.int32(R.header_count, r.headers.length);
-    out.bool(R.is_control, h.isControl);
-    out.varchar(R.control_type, r.control ? r.control.type : null);
-    out.bool(R.is_transactional, h.isTransactional);
-    out.bool(R.aborted, false);
-    out.int64(R.producer_id, h.producerId);
-    out.int64(R.batch_base_offset, h.baseOffset);
-    out.int64(R.segment_base_offset, segBase);
-    out.int64(R.position, position);
-    if (h.crcValid === undefined) out.null(R.crc_valid);
-    else out.bool(R.crc_valid, h.crcValid);
-    out.endRow();
-  }
-  return records.length;
+  const types = e.controlTypes;
+  out.appendRows(e.count, (row, from, n) => {
+    const at = e.first + from;
+    out.fillInt32(R.partition_id, row, n, pid);
+    out.int64Range(R.offset, row, c.offset, at, n);
+    out.int64Range(R.timestamp, row, c.timestamp, at, n);
+    out.blobRange(R.key, row, c.keyBytes, c.keyStart, c.keyLength, at, n);
+    out.int32Range(R.value_size, row, c.valueSize, at, n, true);
+    out.int32Range(R.header_count, row, c.headerCount, at, n);
+    out.fillBool(R.is_control, row, n, h.isControl);
+    if (types === null) out.fillNull(R.control_type, row, n);
+    else for (let i = 0; i < n; i++) out.varcharAt(R.control_type, row + i, types[from + i] ?? null);
+    out.fillBool(R.is_transactional, row, n, h.isTransactional);
+    out.fillBool(R.aborted, row, n, false);
+    out.fillInt64(R.producer_id, row, n, h.producerId);
+    out.fillInt64(R.batch_base_offset, row, n, h.baseOffset);
+    out.fillInt64(R.segment_base_offset, row, n, segBase);
+    out.fillInt64(R.position, row, n, position);
+    out.fillBool(R.crc_valid, row, n, h.crcValid === undefined ? null : h.crcValid);
+  });
 }
