@@ -117,12 +117,12 @@ export class ColumnarAppender {
   }
 
   /**
-   * Opens an appender on `schema.table`, whose columns must be, in order, of the given kinds.
+   * Opens an appender on `[catalog.]schema.table` (catalog: an attached database), whose columns must be, in order, of the given kinds.
    * @throws KlxError `internal` when the column count differs; DuckDB's error when the table is missing.
    */
-  static async create(connection: DuckDBConnection, schema: string | null, table: string, kinds: ColumnKind[]): Promise<ColumnarAppender> {
-    const appender = await connection.createAppender(table, schema);
-    return new ColumnarAppender(appender, kinds, schema ? `${schema}.${table}` : table);
+  static async create(connection: DuckDBConnection, schema: string | null, table: string, kinds: ColumnKind[], catalog: string | null = null): Promise<ColumnarAppender> {
+    const appender = await connection.createAppender(table, schema, catalog);
+    return new ColumnarAppender(appender, kinds, [catalog, schema, table].filter((x) => x !== null).join('.'));
   }
 
   private newChunk(): void {

@@ -259,7 +259,15 @@ export interface BuildLogTablesOptions extends LongReadOptions {
   startWorker?: StartSqlBuildWorker;
   /** Threads of the parallel build (default: the machine's cores); 1 decodes in the calling thread. */
   threads?: number;
+  /**
+   * Bytes of `.log` below which the build decodes in the calling thread even with `startWorker`
+   * (default {@link PARALLEL_BUILD_FROM_BYTES}: starting threads costs more than they save on a small log).
+   */
+  parallelFromBytes?: number;
 }
+
+/** Default of {@link BuildLogTablesOptions.parallelFromBytes}: 64 MiB. */
+export const PARALLEL_BUILD_FROM_BYTES = 64 * 2 ** 20;
 
 /** Counts of what {@link buildLogTables} wrote. */
 export interface BuildSummary {
@@ -337,7 +345,8 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
 
   // Where segments are decoded and holes walked: worker threads, or this thread.
   const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-  const pool = opts.startWorker && threads > 1 && parts.some((p) => p.log.segments.length > 0) ? new SqlBuildPool(opts.startWorker, threads) : null;
+  const parallel = opts.startWorker && threads > 1 && parts.some((p) => p.log.segments.length > 0) && totalBytes >= (opts.parallelFromBytes ?? PARALLEL_BUILD_FROM_BYTES);
+  const pool = parallel ? new SqlBuildPool(opts.startWorker!, threads) : null;
   let segmentSource: (pid: number, si: number) => AsyncIterable<RowsChunk> | Iterable<RowsChunk>;
   let holesOf: (pid: number) => AsyncIterable<OffsetHole>;
   if (pool) {

@@ -41,7 +41,7 @@ async function tableDump(s: SqlSession): Promise<Record<string, { rows: number; 
 
 async function bothBuilds(dir: string): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
   const one = await openSql(dir, { threads: 1 });
-  const two = await openSql(dir, { threads: 2, startWorker });
+  const two = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0 });
   return { one: await tableDump(one), two: await tableDump(two), records: one.buildSummary!.records };
 }
 
@@ -83,7 +83,7 @@ describe('parallel SQL build', () => {
     const dir = buildPartition(tempDir(), {
       segments: [{ batches: [txnBatch(3, 0, ['a', 'b']), { records: [rec('a', 'plain')] }] }, { batches: [markerBatch(3, 'ABORT', 3), { records: [rec('b', 'kept')] }] }],
     });
-    const s = await openSql(dir, { threads: 2, startWorker });
+    const s = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0 });
     expect(await scalar(s, 'SELECT count(*) FROM records WHERE aborted')).toBe(2n);
     expect(await scalar(s, `SELECT string_agg(key_text || '=' || value_text, ',' ORDER BY key_text) FROM state`)).toBe('a=plain,b=kept');
   }, 60_000);
