@@ -31,9 +31,12 @@ async function tableDump(s: SqlSession): Promise<Record<string, { rows: number; 
   for (const [name] of tables.rows) {
     // latest_offsets comes from a GROUP BY (no row order, even between two one-thread builds): by
     // content; meta: without the build's clock.
-    const order = name === 'klx_internal.latest_offsets' ? 'ORDER BY CAST(t AS VARCHAR)' : 'ORDER BY t.rowid';
+    const unordered = name === 'klx_internal.latest_offsets';
     const where = name === 'klx_internal.meta' ? `WHERE key <> 'built_at_ms'` : '';
-    const r = await s.query(`SELECT count(*), md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ${order}), '')) FROM (SELECT rowid, * FROM ${String(name)} ${where}) t`);
+    const r = await s.query(
+      `SELECT count(*), md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY ${unordered ? 'CAST(t AS VARCHAR)' : 't.rowid'}), '')) ` +
+        `FROM (SELECT ${unordered ? '' : 'rowid, '}* FROM ${String(name)} ${where}) t`,
+    );
     out[String(name)] = { rows: Number(r.rows[0]![0]), digest: String(r.rows[0]![1]) };
   }
   return out;
