@@ -27,7 +27,7 @@ import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sql
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 import { labInfo, lessonOutcome, lessonStateWire } from './lessons-types.ts';
-import { choicesOfFolder, decodedRecord, decodeSide, formatChoices, formatInfo, formatName } from './decode-types.ts';
+import { choicesOfFolder, decodedRecord, decodeSide, formatChoices, formatInfo, formatName, userSchema } from './decode-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
 export interface MethodSpec {
@@ -678,6 +678,12 @@ export const contract = {
   'decode.setChoice': call({
     doc: "Chooses the format of a topic's keys or values in the opened folder holding `path` (`auto` removes the choice); persisted in the app settings per opened folder, used by the records table, the inspector and SQL. Unknown format: `invalid-argument`.",
     request: z.strictObject({ path: pathText, topic: z.string().min(1).max(249), side: decodeSide, format: formatName }),
+    response: choicesOfFolder,
+    write: false,
+  }),
+  'decode.setSchema': call({
+    doc: "Gives schema files (their names and texts: `.avsc`, `.proto`, `.json` JSON Schema; the first is the schema, the others what it imports) for a topic's keys or values in the opened folder holding `path`, or removes them (`schema: null`). Kept with the format choices in the app settings (never in the opened folder); plain Avro of that topic side and Confluent-framed records whose schema id no `_schemas` topic knows are read with it, in the table, inspector, search and SQL. Errors: `invalid-argument` naming the file when it does not compile or is over 1 MiB.",
+    request: z.strictObject({ path: pathText, topic: z.string().min(1).max(249), side: decodeSide, schema: userSchema.nullable() }),
     response: choicesOfFolder,
     write: false,
   }),

@@ -29,8 +29,20 @@ export const formatInfo = z.object({
   topicOnly: z.boolean(),
 });
 
-/** Per topic, the format chosen for keys and values; an absent side means `auto`. */
-export const formatChoices = z.record(z.string().max(249), z.object({ key: formatName.optional(), value: formatName.optional() }));
+/**
+ * Schema files a user gave for a topic's keys or values (kept with the choices): `files[0]` is the
+ * schema (`.avsc` Avro, `.proto` Protobuf, `.json` JSON Schema, by its name), the others what it
+ * imports (by file name). At most 1 MiB of text in all (checked by main).
+ */
+export const userSchema = z.object({
+  files: z.array(z.object({ name: z.string().min(1).max(255), text: z.string().max(1 << 20) })).min(1).max(32),
+});
+
+/** Per topic, the format chosen for keys and values (an absent side means `auto`) and the schema files given for them. */
+export const formatChoices = z.record(
+  z.string().max(249),
+  z.object({ key: formatName.optional(), value: formatName.optional(), keySchema: userSchema.optional(), valueSchema: userSchema.optional() }),
+);
 
 /**
  * Kinds of decode failure (the decode layer's `DecodeErrorCode`): `too-large` (over the 1 MiB cap,
@@ -87,6 +99,7 @@ export const choicesOfFolder = z.object({
 export type FormatInfo = z.infer<typeof formatInfo>;
 export type DecodeSide = z.infer<typeof decodeSide>;
 export type FormatChoicesWire = z.infer<typeof formatChoices>;
+export type UserSchemaWire = z.infer<typeof userSchema>;
 export type DecodeErrorCodeWire = z.infer<typeof decodeErrorCode>;
 export type DecodedPart = z.infer<typeof decodedPart>;
 export type DecodedRecordWire = z.infer<typeof decodedRecord>;

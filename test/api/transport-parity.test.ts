@@ -173,6 +173,10 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'an unknown format', request: { path: orders, topic: 'orders', side: 'value', format: 'nope' } },
     { name: 'outside the opened folders', request: { path: tmp.dir, topic: 'orders', side: 'value', format: 'string' } },
   ],
+  'decode.setSchema': [
+    { name: 'a schema that does not compile', request: { path: orders, topic: 'orders', side: 'value', schema: { files: [{ name: 'orders.avsc', text: '{"type": "record"}' }] } } },
+    { name: 'outside the opened folders', request: { path: tmp.dir, topic: 'orders', side: 'value', schema: null } },
+  ],
 };
 
 let bridge: Bridge;

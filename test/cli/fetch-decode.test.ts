@@ -1,7 +1,8 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeChoicesFile, fileDecodeChoicesStore } from '../../src-main/api/core/decode-choices-store.ts';
+import { cliDecoder, openPartitionArg } from '../../src-main/cli/commands/fetch.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../src-main/engine/decode/json-text.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../engine/decode/schema-fixtures.ts';
@@ -75,6 +76,24 @@ describe('klx fetch and klx query read the format choices saved in the app (deco
       const unknown = orders([]);
       expect(unknown.recs[0]!.keyFormat).toBe('long');
       expect(unknown.r.stderr).toContain('the key format saved in the app for orders ("no-such-format"');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('cliDecoder: schema files given in the app for the topic', () => {
+  it('are used by klx fetch, with a note naming the file', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'klx-saved-schemas-'));
+    try {
+      const text = readFileSync(join(fx.files, 'plain-value.avsc'), 'utf8');
+      fileDecodeChoicesStore(decodeChoicesFile(dataDir)).set(realpathSync(fx.logDir), { plain: { valueSchema: { files: [{ name: 'readings.avsc', text }] } } });
+      const log = openPartitionArg(join(fx.logDir, 'plain-0'));
+      const { decoder, notes } = cliDecoder(log, 'plain', undefined, 'avro', [], dataDir);
+      expect(notes).toEqual([`reading values of plain with the schema file readings.avsc given in the app (${decodeChoicesFile(dataDir)})`]);
+      const first = readFileSync(join(fx.files, 'plain.ndjson'), 'utf8').split('\n')[0]!;
+      const d = decoder.decode('plain', 'value', new Uint8Array(Buffer.from((JSON.parse(first) as { valueBase64: string }).valueBase64, 'base64')));
+      expect([d.format, d.jsonText]).toEqual(['avro', '{"sensor":"s1","celsius":21.5,"at":1700000000000}']);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -5,13 +5,14 @@
  * settings, never the opened folder). Shared by the domains that decode: `log.records` summaries,
  * `decode.*`, and the SQL tables (which are built with the same choices).
  *
- * A change of choices ({@link FolderDecoders.setChoice}) updates the folder's decoder and emits
+ * A change of choices ({@link FolderDecoders.setChoice}, {@link FolderDecoders.setSchema}) updates the folder's decoder and emits
  * `decode.choices` so the SQL sessions of the folder rebuild and the renderer decodes again. A
  * `log.changed` event inside a folder drops its decoder (an append to `_schemas` may add schemas).
  */
 import { openPath } from '../../engine/log/log-dir.ts';
 import { KlxError } from '../../engine/errors.ts';
-import { AUTO, type FormatChoices, type Side } from '../../engine/decode/format.ts';
+import { AUTO, type FormatChoices, type Side, type TopicChoice, type UserSchema } from '../../engine/decode/format.ts';
+import { checkUserSchema } from '../../engine/decode/schemas/user-schemas.ts';
 import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
 import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
 import type { FormatRegistry } from '../../engine/decode/format.ts';
@@ -76,11 +77,32 @@ export class FolderDecoders {
     if (format !== AUTO && !this.formats.get(format)) {
       throw new KlxError('invalid-argument', `no format named ${JSON.stringify(format)} (formats: ${this.formats.names().join(', ')})`);
     }
+    return this.change(root, topic, (entry) => {
+      if (format === AUTO) delete entry[side];
+      else entry[side] = format;
+    });
+  }
+
+  /**
+   * Gives `schema` (schema files, see `user-schemas.ts`) for `topic`'s `side` in the folder `root`,
+   * or removes it (`null`); persists it with the choices, updates the folder's decoder and emits
+   * `decode.choices`.
+   * @throws KlxError `invalid-argument` naming the file when the schema does not compile or is over
+   *   1 MiB; Node's I/O error when the store cannot write.
+   */
+  setSchema(root: string, topic: string, side: Side, schema: UserSchema | null): FormatChoices {
+    if (schema) checkUserSchema(topic, side, schema);
+    return this.change(root, topic, (entry) => {
+      if (schema) entry[`${side}Schema`] = structuredClone(schema);
+      else delete entry[`${side}Schema`];
+    });
+  }
+
+  private change(root: string, topic: string, edit: (entry: TopicChoice) => void): FormatChoices {
     const choices = this.store.get(root);
     const entry = { ...(choices[topic] ?? {}) };
-    if (format === AUTO) delete entry[side];
-    else entry[side] = format;
-    if (entry.key === undefined && entry.value === undefined) delete choices[topic];
+    edit(entry);
+    if (Object.values(entry).every((v) => v === undefined)) delete choices[topic];
     else choices[topic] = entry;
     this.store.set(root, choices);
     this.decoders.get(root)?.setChoices(structuredClone(choices));

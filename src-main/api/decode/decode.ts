@@ -10,6 +10,8 @@
  * - `decode.choices` / `decode.setChoice`: the format per topic and per side of the opened folder
  *   holding a path, persisted in the app's own settings (`api/core/folder-decoders.ts`); a change
  *   re-decodes `log.records` summaries and rebuilds the folder's SQL tables with the new choice.
+ * - `decode.setSchema`: schema files (names and texts) given for a topic side, kept with the
+ *   choices (see `engine/decode/schemas/user-schemas.ts`), for folders without a `_schemas` topic.
  *
  * Every path goes through `ctx.session.resolve` (inside an opened folder). Nothing here writes to
  * the opened folders.
@@ -96,6 +98,17 @@ export function decodeHandlers(ctx: ApiContext): DomainHandlers<'decode'> {
       } catch (err) {
         if (err instanceof KlxError) throw err;
         throw new KlxError('io-error', `cannot save the format choice: ${(err as Error).message}`, { cause: err });
+      }
+    },
+
+    /** Errors: `invalid-argument` (outside the opened folders; a schema file that does not compile, naming it), `io-error` when the settings cannot be written. */
+    'decode.setSchema': async (req, call) => {
+      const root = decoders.rootOf(await ctx.session.resolve(req.path, call));
+      try {
+        return { root, choices: decoders.setSchema(root, req.topic, req.side, req.schema) };
+      } catch (err) {
+        if (err instanceof KlxError) throw err;
+        throw new KlxError('io-error', `cannot save the schema files: ${(err as Error).message}`, { cause: err });
       }
     },
   };

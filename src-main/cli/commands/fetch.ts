@@ -32,6 +32,7 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
 import { RecordDecoder, schemasOf, type DecodedRecord } from '../../engine/decode/record-decoder.ts';
+import type { TopicChoice } from '../../engine/decode/format.ts';
 import { toJsonText } from '../../engine/decode/json-text.ts';
 import { openLogDirectory } from '../../engine/log/log-dir.ts';
 import { KlxError } from '../../engine/errors.ts';
@@ -65,7 +66,8 @@ export interface FetchCliOptions {
  * The decoder of `klx fetch`: schemas from the `_schemas` partitions of the partition's log
  * directory plus `schemaPaths`; for each side of `topic` the format given (`keyFormat` /
  * `valueFormat`), else the one saved in the app for a folder holding the partition (the app's
- * `decode-choices.json` in {@link appDataDir}, see {@link savedChoicesFor}), else `auto`. An explicit
+ * `decode-choices.json` in {@link appDataDir}, see {@link savedChoicesFor}), else `auto`; schema
+ * files given in the app for the topic are used too. An explicit
  * format is validated (an unknown name is a usage error listing the formats); a saved one the
  * registry does not know is replaced by `auto` with a note.
  * @returns the decoder and notes for stderr (which saved choices were applied)
@@ -103,7 +105,14 @@ export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string,
     notes.push(`decoding ${side}s of ${topic} as ${s}, the format saved in the app (${file}); --${side}-format overrides it`);
     return s;
   };
-  dec.setChoices({ [topic]: { key: pick('key', keyFormat), value: pick('value', valueFormat) } });
+  const choice: TopicChoice = { key: pick('key', keyFormat), value: pick('value', valueFormat) };
+  for (const side of ['key', 'value'] as const) {
+    const given = saved[`${side}Schema`];
+    if (!given) continue;
+    choice[`${side}Schema`] = given;
+    notes.push(`reading ${side}s of ${topic} with the schema file ${given.files[0]!.name} given in the app (${file})`);
+  }
+  dec.setChoices({ [topic]: choice });
   return { decoder: dec, notes };
 }
 

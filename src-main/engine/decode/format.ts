@@ -299,8 +299,29 @@ function tooLarge(format: string, reason: string, bytes: Uint8Array, ctx: Decode
   return new Decoded(format, `${reason}; ${bytes.byteLength} bytes exceed the ${cap}-byte decode cap`, null, 'too large', 'too-large', cap);
 }
 
-/** Per topic, the format chosen for keys and values (absent = {@link AUTO}). */
-export type FormatChoices = Record<string, { key?: string; value?: string }>;
+/**
+ * Per topic, the format chosen for keys and values (absent = {@link AUTO}) and the schema files the
+ * user gave for them (`keySchema` / `valueSchema`, see {@link UserSchema}).
+ */
+export type FormatChoices = Record<string, TopicChoice>;
+
+/** The choices of one topic. */
+export interface TopicChoice {
+  key?: string;
+  value?: string;
+  keySchema?: UserSchema;
+  valueSchema?: UserSchema;
+}
+
+/**
+ * Schema files a user gave for a topic's keys or values (kept with the choices, so they are read
+ * once when loaded, never from their original place again): `files[0]` is the schema (`.avsc` Avro,
+ * `.proto` Protobuf, `.json` JSON Schema, by the name's extension), the others are what it imports
+ * (`.proto` imports by file name, Avro named types, JSON Schema `$ref`s by file name).
+ */
+export interface UserSchema {
+  files: { name: string; text: string }[];
+}
 
 /** The choice for `topic`'s `side` in `choices` ({@link AUTO} when none). */
 export function choiceFor(choices: FormatChoices | null | undefined, topic: string, side: Side): string {

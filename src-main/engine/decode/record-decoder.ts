@@ -15,6 +15,7 @@ import { defaultFormatRegistry } from './default-formats.ts';
 import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeWith, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type Side } from './format.ts';
 import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
 import { addSchemaFiles, registryFromSchemasTopics } from './schemas/schema-sources.ts';
+import { userSchemaLayer } from './schemas/user-schemas.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
 
 /** Options of a {@link RecordDecoder}. */
@@ -63,6 +64,13 @@ export class RecordDecoder {
     this.schemas = opts.schemas ?? new SchemaRegistry();
     this.choices = opts.choices ?? {};
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_DECODE_BYTES;
+    this.applyUserSchemas();
+  }
+
+  /** Puts the schema files of the choices (`keySchema` / `valueSchema`) in the registry's user layer. */
+  private applyUserSchemas(): void {
+    const { schemas, deps } = userSchemaLayer(this.choices);
+    this.schemas.setUserSchemas(schemas, deps);
   }
 
   /** The choice in force for `topic`'s `side` (`auto` or a format name). */
@@ -70,9 +78,10 @@ export class RecordDecoder {
     return choiceFor(this.choices, topic, side);
   }
 
-  /** Replaces the choices (e.g. after the user picked a format); forgets auto's remembered picks. */
+  /** Replaces the choices (e.g. after the user picked a format or gave a schema file); forgets auto's remembered picks. */
   setChoices(choices: FormatChoices): void {
     this.choices = choices;
+    this.applyUserSchemas();
     this.slots.key.clear();
     this.slots.value.clear();
   }

@@ -208,3 +208,46 @@ describeRealData('decode.record on real broker data (read in place)', () => {
     expect(r.value.reason).toContain("__consumer_offsets is Kafka's group coordinator log");
   });
 });
+
+describe('decode.setSchema: schema files for a folder without a _schemas topic', () => {
+  it('a file given for orders values decodes the table, decode.record and SQL; kept with the choices; a bad file is refused naming it; null removes it', async () => {
+    // The python3-avro bodies of orders (Confluent framing, schema id 7) in a log directory with no _schemas topic.
+    const noreg = join(data.dir, 'noreg');
+    createPartition(noreg, 'orders', 0);
+    const lines = readFileSync(join(fx.files, 'orders.ndjson'), 'utf8').split('\n').filter(Boolean).slice(0, 3).map((l) => JSON.parse(l) as { keyBase64: string; valueBase64: string; timestamp: number });
+    const w = PartitionWriter.open(join(noreg, 'orders-0'));
+    try {
+      w.append(lines.map((o) => ({ key: new Uint8Array(Buffer.from(o.keyBase64, 'base64')), value: new Uint8Array(Buffer.from(o.valueBase64, 'base64')), timestamp: BigInt(o.timestamp) })));
+    } finally {
+      w.close();
+    }
+    const s = serverWithStore();
+    await call('log.open', { path: noreg }, s);
+    const dir = join(noreg, 'orders-0');
+    const firstValue = async () => (await call('log.records', { dir }, s)).rows.find((r): r is RecordRow => r.kind === 'record')!.valueDecoded;
+    expect(await firstValue()).toMatchObject({ format: 'confluent', error: expect.stringMatching(/^unknown schema id 7/) });
+
+    const schema = { files: [{ name: 'order.avsc', text: readFileSync(join(fx.files, 'order.avsc'), 'utf8') }] };
+    const set = await call('decode.setSchema', { path: dir, topic: 'orders', side: 'value', schema }, s);
+    expect(set).toEqual({ root: noreg, choices: { orders: { valueSchema: schema } } });
+    expect(await firstValue()).toMatchObject({ format: 'confluent', schemaId: 7, text: fx.expected.orders[0] });
+    const rec = await call('decode.record', { dir, offset: '1' }, s);
+    expect([rec.value.subject, rec.value.error, rec.value.reason]).toEqual(['orders-value', null, 'Confluent Schema Registry framing: Confluent framing, schema id 7 is in no schema source; read with the schema file order.avsc given for orders values']);
+    expect(parseJsonExact(rec.value.json!)).toEqual(parseJsonExact(fx.expected.orders[1]!));
+    expect((JSON.parse(readFileSync(decodeChoicesFile(data.dir), 'utf8')) as { folders: Record<string, unknown> }).folders[noreg]).toEqual({ orders: { valueSchema: schema } });
+
+    const started = (await call('sql.query', { path: noreg, sql: `SELECT "offset", schema_id, value_decoded->>'id' AS id, decode_error FROM records ORDER BY "offset"` }, s)) as { jobId: string };
+    const q = (await s.ctx.jobs.wait(started.jobId)) as { result?: { rows: unknown[][] }; error?: unknown };
+    expect(q.error).toBeUndefined();
+    expect(q.result!.rows).toEqual([
+      [0, 7, 'o-1', null],
+      [1, 7, 'o-2', null],
+      [2, 7, 'o-3', null],
+    ]);
+
+    const bad = await s.dispatch('decode.setSchema', { path: dir, topic: 'orders', side: 'value', schema: { files: [{ name: 'broken.avsc', text: '{"type": "record"}' }] } }, { readOnly: true });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'invalid-argument', file: 'broken.avsc' } });
+    expect(await call('decode.setSchema', { path: dir, topic: 'orders', side: 'value', schema: null }, s)).toEqual({ root: noreg, choices: {} });
+    expect(await firstValue()).toMatchObject({ error: expect.stringMatching(/^unknown schema id 7/) });
+  }, 90_000);
+});

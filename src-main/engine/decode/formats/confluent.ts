@@ -67,6 +67,8 @@ export const confluentFormat: Format = {
       if (!d) detections.set(e, (d = { confidence: 0.95, reason: `Confluent framing, schema id ${id} (${TYPE_NAME[e.schemaType]}, ${e.subject} v${e.version}${e.deleted ? ', soft-deleted' : ''}) found in ${sourceText(e)}` }));
       return d;
     }
+    const given = ctx.schemas?.forTopic(ctx.topic, ctx.side);
+    if (given) return { confidence: 0.9, reason: `Confluent framing, schema id ${id} is in no schema source; read with the ${given.source}` };
     return { confidence: 0.45, reason: `magic byte 0 and schema id ${id}: Confluent framing` };
   },
   decode(b, ctx): FormatOutput {
@@ -84,7 +86,8 @@ export const confluentFormat: Format = {
 
 function decodeFramed(b: Uint8Array, ctx: DecodeContext, id: number): FormatOutput {
   {
-    const e = ctx.schemas?.byId(id);
+    // An id no source knows: the schema the user gave for this topic side, if any (see user-schemas.ts).
+    const e = ctx.schemas?.byId(id) ?? ctx.schemas?.forTopic(ctx.topic, ctx.side);
     if (!e) {
       const none = !ctx.schemas || ctx.schemas.all().length === 0;
       throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);

@@ -80,6 +80,9 @@ export class SchemaRegistry implements SchemaLookup {
   /** subject → version → entry */
   private readonly subjects = new Map<string, Map<number, SchemaEntry>>();
   private readonly topicSchemas = new Map<string, SchemaEntry>();
+  /** The schemas users gave per topic side (checked before `topicSchemas`) and the files they import, by subject. */
+  private userTopicSchemas = new Map<string, SchemaEntry>();
+  private userSubjects = new Map<string, SchemaEntry>();
   private idIndex: Map<number, SchemaEntry> | null = null;
 
   /** Adds or replaces a schema version (user files, registry exports, `_schemas` records). */
@@ -101,8 +104,19 @@ export class SchemaRegistry implements SchemaLookup {
     this.topicSchemas.set(`${side}\u0000${topic}`, e);
   }
 
+  /**
+   * Replaces the layer of schemas users gave per topic side (`schemas`: `[topic, side, entry]`) and
+   * the entries they import (`deps`, found by subject only, never by id). That layer wins over
+   * {@link setForTopic} and is never listed by {@link all}.
+   */
+  setUserSchemas(schemas: [string, 'key' | 'value', SchemaEntry][], deps: SchemaEntry[]): void {
+    this.userTopicSchemas = new Map(schemas.map(([t, side, e]) => [`${side}\u0000${t}`, e]));
+    this.userSubjects = new Map(deps.map((e) => [e.subject, e]));
+  }
+
   forTopic(topic: string, side: 'key' | 'value'): SchemaEntry | undefined {
-    return this.topicSchemas.get(`${side}\u0000${topic}`);
+    const k = `${side}\u0000${topic}`;
+    return this.userTopicSchemas.get(k) ?? this.topicSchemas.get(k);
   }
 
   byId(id: number): SchemaEntry | undefined {
@@ -119,6 +133,8 @@ export class SchemaRegistry implements SchemaLookup {
   }
 
   bySubject(subject: string, version: number | 'latest'): SchemaEntry | undefined {
+    const user = this.userSubjects.get(subject);
+    if (user) return user;
     const m = this.subjects.get(subject);
     if (!m || m.size === 0) return undefined;
     if (version === 'latest' || version === -1) {

@@ -5,11 +5,12 @@
  * the shown partition, sends a change to main, and when main announces one (`decode.choices`
  * event: also a change made in another window or through the bridge) it bumps {@link version} and
  * reloads the records table around its position, so summaries and the inspector are decoded again.
+ * Schema files given for a topic side (`decode.setSchema`) are kept with the choices the same way.
  * The renderer decodes nothing itself.
  */
 import { defineStore } from 'pinia';
 import { ref, shallowRef } from 'vue';
-import { AUTO_FORMAT, type DecodeSide, type FormatChoicesWire, type FormatInfo } from '../../../../src-shared/decode-types.ts';
+import { AUTO_FORMAT, type DecodeSide, type FormatChoicesWire, type FormatInfo, type UserSchemaWire } from '../../../../src-shared/decode-types.ts';
 import { api, client } from '../../api/client.ts';
 import { useExplorer } from '../../stores/explorer.ts';
 import { useRecords } from './records-store.ts';
@@ -71,6 +72,35 @@ export const useDecode = defineStore('decode', () => {
     }
   }
 
+  /** The schema files given for the shown topic's `side`, or null. */
+  function schemaFor(topic: string | null, side: DecodeSide): UserSchemaWire | null {
+    if (topic === null) return null;
+    return (side === 'key' ? choices.value[topic]?.keySchema : choices.value[topic]?.valueSchema) ?? null;
+  }
+
+  /**
+   * Gives schema files (the schema first, then what it imports) for the shown topic's `side`, or
+   * removes them (`null`); main checks they compile and keeps them with the choices.
+   * @returns true when main took them (else the error is reported)
+   */
+  async function setSchema(side: DecodeSide, schema: UserSchemaWire | null): Promise<boolean> {
+    const records = useRecords();
+    const dir = records.dir;
+    const topic = records.topic;
+    if (!dir || !topic) return false;
+    saving.value = true;
+    try {
+      const r = await api['decode.setSchema']({ path: dir, topic, side, schema });
+      apply(r.root, r.choices);
+      return true;
+    } catch (err) {
+      useExplorer().report(err, `Giving the ${side} schema of ${topic}`);
+      return false;
+    } finally {
+      saving.value = false;
+    }
+  }
+
   /** Takes main's choices of `r`; when they differ from those shown, decodes again. */
   function apply(r: string, next: FormatChoicesWire): void {
     if (root.value !== r) return;
@@ -84,5 +114,5 @@ export const useDecode = defineStore('decode', () => {
     if (e.type === 'decode.choices') apply(e.root, e.choices);
   });
 
-  return { formats, root, choices, version, saving, loadFormats, load, choiceFor, choose };
+  return { formats, root, choices, version, saving, loadFormats, load, choiceFor, choose, schemaFor, setSchema };
 });
