@@ -10,7 +10,7 @@
  * buckets stay exact), findings beyond `limit` likewise, and a search keeps at most `limit` matches.
  */
 import { KlxError } from '../../engine/errors.ts';
-import { Pacer, countRecords, recordsOf, walkLog } from '../../engine/log/fetch.ts';
+import { Pacer, countRecords, streamRecordsOf, walkLog } from '../../engine/log/fetch.ts';
 import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
@@ -25,6 +25,7 @@ import { worstFirst } from './log-summary.ts';
 import { findingOf, holeRowOf, n, preview, s, sn } from './log-wire.ts';
 import { summaryOf } from './log-records.ts';
 import type { JobContext } from '../core/types.ts';
+import type { KafkaRecord } from '../../engine/format/types.ts';
 
 /** `log.countRecords`: counts of the whole partition and of each segment (header-only walk). */
 export async function countJob(log: PartitionLog, job: JobContext, cache: Pick<LogCache, 'setCounts'>): Promise<JobResult<'log.countRecords'>> {
@@ -265,6 +266,12 @@ function foldAsciiText(t: string): string {
   return t.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
+/** The first record of `records` (an array of at most one), without reading the others. */
+function firstOf(records: Iterable<KafkaRecord>): KafkaRecord[] {
+  for (const r of records) return [r];
+  return [];
+}
+
 async function searchPartition(target: SearchTarget, fromOffset: bigint | undefined, req: ParsedReq<'log.search'>, condition: DecodedCondition | null, job: JobContext, out: SearchState, total: number): Promise<void> {
   const { log, decoder } = target;
   const logStart = log.logStartOffset;
@@ -306,14 +313,15 @@ async function searchPartition(target: SearchTarget, fromOffset: bigint | undefi
     await pacer.step(h.size);
     if (h.lastOffset < from) continue;
     if (h.baseOffset >= logEnd) break;
-    let records;
+    let records: Iterable<KafkaRecord>;
     try {
-      records = recordsOf(e);
+      // One record object at a time: a batch may hold millions.
+      records = streamRecordsOf(e);
     } catch {
       continue; // undecodable batch: reported by the records table and verify, not a search hit
     }
     if (aborted.length > 0 && filter === null) filter = new AbortedTransactionFilter(aborted, h.baseOffset);
-    const isAborted = filter !== null && filter.isAborted(h, h.isControl && isAbortMarker(h, records));
+    const isAborted = filter !== null && filter.isAborted(h, h.isControl && isAbortMarker(h, firstOf(records)));
     if (h.isControl) continue;
     for (const r of records) {
       if (r.offset < from || r.offset < logStart || r.offset >= logEnd) continue;

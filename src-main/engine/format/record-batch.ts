@@ -144,6 +144,70 @@ export function decodeV2Records(header: BatchHeader, entry: Uint8Array, maxMessa
 }
 
 /**
+ * The records of a v2 batch one at a time, for scans over batches of any record count (verify,
+ * search, counts): the records area is decompressed once (within {@link decompressionLimit}) and
+ * checked whole before this returns (every record, as {@link decodeV2Records} checks them, but
+ * without making an object per record), then the iterable makes one lazy record per step, which
+ * the caller drops before the next. Memory: the records area, not the record count (a batch of 5 M
+ * tiny records decoded by {@link decodeV2Records} holds 5 M objects at once).
+ * @param entry the whole batch (exactly `header.size` bytes).
+ * @returns an iterable over the records in offset order (iterable more than once).
+ * @throws KlxError (with the batch position) as {@link decodeV2Records}, eagerly.
+ */
+export function streamV2Records(header: BatchHeader, entry: Uint8Array, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES): Iterable<KafkaRecord> & { readonly count: number } {
+  const data = inflateRecordsArea(header, entry, maxMessageBytes);
+  const count = header.recordCount;
+  checkRecordsArea(header, data, count);
+  const shared = new RecordsArea(header, data);
+  const control = header.isControl;
+  return {
+    count,
+    *[Symbol.iterator](): Generator<KafkaRecord> {
+      const d = shared.data;
+      let pos = 0;
+      for (let i = 0; i < count; i++) {
+        const recStart = pos;
+        const length = checkedVarint(d, pos);
+        const start = after;
+        // attributes (1 byte), then the timestampDelta varlong.
+        const offsetDelta = checkedVarint(d, skipCheckedVarint(d, start + 1));
+        const keyAt = after;
+        pos = start + length;
+        yield control ? new V2ControlRecord(shared, recStart, offsetDelta, keyAt) : new V2Record(shared, recStart, offsetDelta, keyAt);
+      }
+    },
+  };
+}
+
+/**
+ * Checks a v2 batch's records without decoding them into objects (see {@link streamV2Records}).
+ * @returns the number of records (recordsCount, now known to match the records area).
+ * @throws KlxError (with the batch position) as {@link decodeV2Records}.
+ */
+export function checkV2Records(header: BatchHeader, entry: Uint8Array, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES): number {
+  checkRecordsArea(header, inflateRecordsArea(header, entry, maxMessageBytes), header.recordCount);
+  return header.recordCount;
+}
+
+const NO_VISIT: V2RecordVisitor = () => {};
+
+/** Walks a decompressed records area with no visitor; errors as {@link decodeV2Records} gives them. */
+function checkRecordsArea(header: BatchHeader, data: Uint8Array, count: number): void {
+  let pos: number;
+  try {
+    pos = walkV2Records(data, count, NO_VISIT);
+  } catch (err) {
+    if (err instanceof KlxError && err.position === undefined) {
+      throw new KlxError(err.code, `batch at baseOffset ${header.baseOffset}: ${err.reason}`, { position: header.position, cause: err });
+    }
+    throw err;
+  }
+  if (pos !== data.length) {
+    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${data.length - pos} bytes left in the records area after ${count} records`, { position: header.position });
+  }
+}
+
+/**
  * The records area of a v2 batch, decompressed within {@link decompressionLimit} (recordsCount ×
  * `max.message.bytes`, at most the absolute ceiling), after checking that recordsCount can fit in
  * it, so that callers may size arrays from the count.

@@ -49,7 +49,7 @@ import type { BatchHeader, Compression, ControlRecordInfo, KafkaRecord, RecordHe
 import { lastEntryAtOrBelow } from '../files/index-file.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, type IsolationLevel } from './read-defaults.ts';
-import { Pacer, isDenseBatch, recordsOf, segmentIndexFor, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './log-walk.ts';
+import { Pacer, isDenseBatch, recordsOf, streamRecordsOf, segmentIndexFor, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './log-walk.ts';
 import type { PartitionLog } from './partition-log.ts';
 import { AbortedTransactionFilter, abortedTxnsFromIndexes, isAbortMarker, loadTransactionState, type AbortedTxn, type TxnSource } from './transactions.ts';
 
@@ -57,7 +57,7 @@ import { AbortedTransactionFilter, abortedTxnsFromIndexes, isAbortMarker, loadTr
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_RECORDS, type IsolationLevel };
 
 // The walk and its pacing live in `log-walk.ts`; re-exported for the readers that import them from here.
-export { Pacer, isDenseBatch, recordsOf, scanSegmentFrom, segmentIndexFor, walkLog, type LongReadOptions, type ReadProgress, type WalkEvent, type WalkedBatch, type WalkedDamage, type WalkedSegmentStart } from './log-walk.ts';
+export { Pacer, isDenseBatch, recordsOf, streamRecordsOf, scanSegmentFrom, segmentIndexFor, walkLog, type LongReadOptions, type ReadProgress, type WalkEvent, type WalkedBatch, type WalkedDamage, type WalkedSegmentStart } from './log-walk.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Fetch
@@ -758,7 +758,9 @@ export async function countRecords(log: PartitionLog, opts: LongReadOptions & { 
       if (isDenseBatch(h)) n = Number(h.lastOffset - from + 1n);
       else {
         try {
-          n = recordsOf(e).filter((r) => r.offset >= from).length;
+          // One record at a time: the batch may hold millions.
+          n = 0;
+          for (const r of streamRecordsOf(e)) if (r.offset >= from) n++;
         } catch {
           n = 0;
         }

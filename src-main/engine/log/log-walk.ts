@@ -10,7 +10,7 @@
  */
 import { KlxError } from '../errors.ts';
 import type { BatchEntry, DamageEntry, LogEntry } from '../format/log-reader.ts';
-import { decodeV2Records } from '../format/record-batch.ts';
+import { decodeV2Records, streamV2Records } from '../format/record-batch.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
 import { lastEntryAtOrBelow } from '../files/index-file.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
@@ -179,6 +179,16 @@ export function* scanSegmentFrom(segment: LogSegment, start: number, opts: { ver
  */
 export function recordsOf(entry: BatchEntry): KafkaRecord[] {
   return entry.records ?? decodeV2Records(entry.header, entry.bytes);
+}
+
+/**
+ * The records of a walked batch one at a time (`streamV2Records`: checked whole first, then one
+ * lazy record per step), for scans that must not hold a record object per record of a batch of
+ * millions; legacy entries come with their records already.
+ * @throws KlxError as {@link recordsOf}, eagerly.
+ */
+export function streamRecordsOf(entry: BatchEntry): Iterable<KafkaRecord> {
+  return entry.records ?? streamV2Records(entry.header, entry.bytes);
 }
 
 /** True when a batch holds a record at every offset of [baseOffset, lastOffset] (nothing compacted away inside it). */

@@ -27,7 +27,7 @@ import { KlxError } from '../errors.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { scanLogFile } from '../format/log-reader.ts';
-import { decodeV2Records } from '../format/record-batch.ts';
+import { checkV2Records, streamV2Records } from '../format/record-batch.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
 import { MAX_RELATIVE_OFFSET, type OffsetIndexFile } from '../files/offset-index.ts';
 import type { TimeIndexFile } from '../files/time-index.ts';
@@ -154,8 +154,12 @@ const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 function controlType(h: BatchHeader, bytes: Buffer, records: KafkaRecord[] | undefined): number | null {
   try {
-    const recs = records ?? decodeV2Records(h, bytes);
-    const c = recs[0]?.control;
+    let first = records?.[0];
+    if (!records) for (const r of streamV2Records(h, bytes)) {
+      first = r;
+      break;
+    }
+    const c = first?.control;
     return c ? c.typeId : null;
   } catch {
     return null;
@@ -212,7 +216,18 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     findings.push(finding('error', 'index-entry-not-batch-start', indexFile, `entry ${i} (offset ${e.offset}, position ${e.position}) ${why}`, { ...seg, entry: i, offset: j(e.offset), logPosition: e.position }, i * 8));
   };
 
-  for (const entry of scanLogFile(ref.log, { verifyCrc: true, deep: opts.deep ?? false })) {
+  // Deep: each batch's records are checked one at a time (checkV2Records), never held as one
+  // object per record (a batch may hold millions).
+  const deep = opts.deep ?? false;
+  for (const entry of scanLogFile(ref.log, { verifyCrc: true })) {
+    if (deep && entry.type === 'batch' && entry.header.magic === 2 && !entry.error) {
+      try {
+        checkV2Records(entry.header, entry.bytes);
+      } catch (err) {
+        const e = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err), { position: entry.header.position });
+        entry.error = new KlxError(e.code, e.reason, { file: ref.log, position: e.position ?? entry.header.position, details: e.details, cause: e });
+      }
+    }
     if (entry.type !== 'batch') {
       const end = entry.position + entry.size;
       logSize = Math.max(logSize, end);
@@ -289,7 +304,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
       findings.push(finding('error', 'corrupt-batch', ref.log, entry.error.reason, { ...bd, code: entry.error.code }, h.position));
     }
     firstValidInSegment = false;
-    const count = entry.records && opts.deep ? entry.records.length : h.recordCount;
+    const count = h.recordCount;
     scan.validBatches++;
     scan.records += count;
     if (scan.firstInvalid) {

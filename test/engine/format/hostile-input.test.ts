@@ -109,6 +109,18 @@ function lz4Bomb(blocks: number): Buffer {
   return Buffer.concat([header, ...Array.from({ length: blocks }, () => Buffer.concat([size, Buffer.from(block)])), Buffer.alloc(4)]);
 }
 
+/** Every entry of a walk, and the RSS growth sampled at each entry (the walk yields as it goes). */
+function sampled(walk: Iterable<LogEntry>): { items: LogEntry[]; growth: number } {
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const items: LogEntry[] = [];
+  for (const e of walk) {
+    items.push(e);
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }
+  return { items, growth: peak - rss0 };
+}
+
 function limitErrors(items: LogEntry[]): KlxError[] {
   return items.filter((e): e is BatchEntry => e.type === 'batch').map((e) => e.error!).filter(Boolean);
 }
@@ -205,7 +217,7 @@ describe('resync after damage is linear', () => {
     const good = Array.from({ length: 64 }, (_, i) => encodeBatch({ baseOffset: BigInt(i * 1000), compression: 'none', records: [{ timestamp: 1700000000000n, key: `k${i}`, value: Buffer.alloc(64 * 1024, i) }] }));
     const buf = Buffer.concat([region, ...good]);
     const t0 = Date.now();
-    const items = [...scanLogBuffer(buf)];
+    const { items, growth } = sampled(scanLogBuffer(buf));
     const ms = Date.now() - t0;
     const damage = items[0] as DamageEntry;
     expect(damage.type).toBe('corrupt-region');
@@ -214,6 +226,8 @@ describe('resync after damage is linear', () => {
     expect(damage.reason).toMatch(/plausible batch headers in it were not checked because the resync work bound \(\d+ bytes checksummed\) was reached/);
     expect(items.slice(1).map((e) => (e.type === 'batch' ? e.header.baseOffset : -1n))).toEqual(good.map((_, i) => BigInt(i * 1000)));
     expect(ms).toBeLessThan(20_000);
+    // The region and the batches are ~8 MiB; a walk that copied windows per candidate would not stay near it.
+    expect(growth).toBeLessThan(256 * 1024 * 1024);
   }, 60_000);
 
   it('a batch right after short damage is still found (the work bound does not hide it)', () => {
@@ -244,13 +258,15 @@ describe('a 1 GiB sparse zero tail', () => {
     // CPU time, not wall time: reading 1 GiB of holes waits on the kernel, walking it byte by byte
     // (what this replaced) costs tens of seconds of CPU.
     const cpu0 = process.cpuUsage();
-    const items = [...scanLogFile(file)];
+    const { items, growth } = sampled(scanLogFile(file));
     const cpu = process.cpuUsage(cpu0);
     const ms = (cpu.user + cpu.system) / 1000;
     expect(items.slice(0, 3).map((e) => e.type)).toEqual(['batch', 'batch', 'batch']);
     expect(items).toHaveLength(4);
     expect(items[3]).toMatchObject({ type: 'invalid-tail', position: data.length, size: 1 << 30, zeros: true, code: 'batch-length-out-of-range' });
     expect(ms).toBeLessThan(10_000);
+    // Never the 1 GiB in memory: the reader's windows only.
+    expect(growth).toBeLessThan(256 * 1024 * 1024);
     rmSync(file);
   }, 120_000);
 });
