@@ -8,7 +8,8 @@
  * `{"type":"error","code":…,"message":…,"file":…,"position":…,"details":…}` (absent fields omitted).
  */
 import { Command, CommanderError } from 'commander';
-import { toErrorInfo } from '../engine/errors.ts';
+import { KlxError, toErrorInfo } from '../engine/errors.ts';
+import { followSymlinksByDefault, onRefusedLink } from '../engine/files/symlinks.ts';
 import { registerCommands } from './registry.ts';
 
 const program = new Command();
@@ -17,9 +18,23 @@ program
   .description('Kafka Log Explorer: read, verify, repair, compact and clean Apache Kafka log directories on disk.')
   .version('0.1.0')
   .showHelpAfterError()
-  .exitOverride();
+  .exitOverride()
+  .option('--follow-symlinks', 'read symbolic links that lead out of the folder given (by default they are not read: a warning names each)');
 
 registerCommands(program);
+
+// Symlinks out of the folder given (engine/files/symlinks.ts): warned about once each, followed only with --follow-symlinks.
+const warnedLinks = new Set<string>();
+onRefusedLink(({ link, target }) => {
+  if (warnedLinks.has(link)) return;
+  warnedLinks.add(link);
+  process.stderr.write(`klx: warning: ${link} is a symbolic link to ${target}, outside the folder given: not read (--follow-symlinks reads it)\n`);
+});
+program.hook('preAction', (_program, command) => {
+  if (!program.opts<{ followSymlinks?: boolean }>().followSymlinks) return;
+  if (command.name() === 'serve') throw new KlxError('invalid-argument', '--follow-symlinks does not apply to klx serve: the bridge never reads a file outside the folders it serves');
+  followSymlinksByDefault(true);
+});
 
 /** `--json` among the options (before a `--` that ends them). */
 const wantsJson = ((args: string[]) => {

@@ -61,6 +61,7 @@ import { segmentMtimeMs } from './segment-times.ts';
 import { assertNoInterruptedSwap, completeSwap, replaceSegments, rollbackSwap, segmentFiles } from './segment-swap.ts';
 import { sourceBatches, withSegmentFile } from './source-batches.ts';
 import { TrashEntry } from './trash.ts';
+import type { SymlinkPolicy } from '../files/symlinks.ts';
 import { DecisionLog, type ExplainOptions } from './decisions.ts';
 import { CleanedTransactionMetadata, collectAbortedTransactions } from './txn-metadata.ts';
 
@@ -81,6 +82,8 @@ export interface CompactionOptions {
   likeBroker?: boolean;
   /** Bytes of the offset map (Kafka's `log.cleaner.dedupe.buffer.size`, default 128 MiB). */
   dedupeBufferSize?: number;
+  /** Which symlinks in the partition folder are read (`files/symlinks.ts`; default: only those staying inside it). */
+  symlinks?: SymlinkPolicy;
   /** Kafka's `log.cleaner.io.buffer.load.factor` (0.9). */
   loadFactor?: number;
   /** Kafka's `producer.id.expiration.ms` (1 day). */
@@ -588,7 +591,7 @@ function newMap(opts: CompactionOptions): SkimpyOffsetMap {
 export function planCompaction(partitionDir: string, opts: CompactionOptions = {}): CleanerReport {
   const now = opts.now ?? Date.now();
   const o = { ...opts, now };
-  const log = PartitionLog.open(partitionDir, { config: opts.config });
+  const log = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
   const retentionAfter = opts.retentionAfter ?? isCompactDelete(log);
   const acc = newAccumulated(log);
   const decisions = opts.explain ? new DecisionLog(opts.explain) : undefined;
@@ -632,8 +635,10 @@ function planOnClone(log: PartitionLog, opts: CompactionOptions): CleanerReport 
   try {
     const clone = join(tmp, 'logdir', basename(log.dir));
     mkdirSync(clone, { recursive: true });
+    const refused = new Set(log.listing.refusedLinks.map((l) => basename(l.link)));
     for (const name of readdirSync(log.dir)) {
       const from = join(log.dir, name);
+      if (refused.has(name)) continue;
       if (!statSync(from).isFile() || name === WRITER_LOCK_FILE) continue;
       const p = parseSegmentFileName(name);
       if (p && !p.transient) symlinkSync(from, join(clone, name));
@@ -643,7 +648,8 @@ function planOnClone(log: PartitionLog, opts: CompactionOptions): CleanerReport 
     for (const f of ['cleaner-offset-checkpoint', 'log-start-offset-checkpoint', 'replication-offset-checkpoint', 'recovery-point-offset-checkpoint']) {
       if (existsSync(join(logDir, f))) copyFileSync(join(logDir, f), join(tmp, 'logdir', f));
     }
-    const r = runCompaction(clone, opts, { runId: 'plan', trashDir: join(tmp, 'trash') });
+    // The clone's links are ours: they lead back into the partition folder.
+    const r = runCompaction(clone, { ...opts, symlinks: 'follow' }, { runId: 'plan', trashDir: join(tmp, 'trash') });
     const fix = (s: string) => s.split(clone).join(log.dir);
     return { ...r, dryRun: true, partitionDir: log.dir, notes: r.notes.map(fix), trashEntries: undefined } as CleanerReport;
   } finally {
@@ -661,18 +667,18 @@ function planOnClone(log: PartitionLog, opts: CompactionOptions): CleanerReport 
 export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx: RunContext): CleanerReport {
   const now = opts.now ?? Date.now();
   const o = { ...opts, now };
-  const first = PartitionLog.open(partitionDir, { config: opts.config });
+  const first = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
   const lock = acquireLock(join(first.dir, WRITER_LOCK_FILE), { purpose: 'klx compact', what: `partition ${first.topic}-${first.partition}` });
   try {
     assertNoInterruptedSwap(first.dir);
-    const initial = PartitionLog.open(partitionDir, { config: opts.config });
+    const initial = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
     const acc = newAccumulated(initial);
     const steps = new FileSteps(ctx.fault);
     const decisions = opts.explain ? new DecisionLog(opts.explain) : undefined;
     const env: RoundEnv = { write: true, steps, map: newMap(o), ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}), ...(decisions ? { decisions } : {}) };
     const maxPasses = opts.maxPasses ?? Number.POSITIVE_INFINITY;
     while (acc.passes < maxPasses) {
-      const log = PartitionLog.open(partitionDir, { config: opts.config });
+      const log = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
       const { round, range, reason } = cleanRound(log, o, env);
       if (!round) {
         if (acc.passes === 0) {
@@ -689,7 +695,7 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
       acc.notes.push(`pass ${acc.passes}: the offset map filled up at ${round.mapKeys} keys; cleaned up to offset ${round.endOffset}`);
     }
     let retention: CleanerReport | null = null;
-    const afterCompaction = PartitionLog.open(partitionDir, { config: opts.config });
+    const afterCompaction = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
     if (opts.retentionAfter ?? isCompactDelete(afterCompaction)) {
       const d = decideRetention(afterCompaction, { now, config: opts.config, ...(decisions ? { decisions } : {}) });
       const planned = retentionReport(d, false);
@@ -698,7 +704,7 @@ export function runCompaction(partitionDir: string, opts: CompactionOptions, ctx
         retention = planned;
       } else retention = { ...planned, notes: [] };
     }
-    const final = PartitionLog.open(partitionDir, { config: opts.config });
+    const final = PartitionLog.open(partitionDir, { config: opts.config, ...(opts.symlinks ? { symlinks: opts.symlinks } : {}) });
     return withDecisions(buildReport(initial, acc, o, false, { bytes: final.logSize, logStartOffset: final.logStartOffset, logEndOffset: final.logEndOffset, highWatermark: hwOf(final) }, retention), decisions);
   } finally {
     lock.release();

@@ -17,6 +17,7 @@
  * whole name fits in 255 characters, so the topic of such a folder can be a prefix of the real one.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { policyOr, refusedLinkTarget, type RefusedLink, type SymlinkPolicy } from './symlinks.ts';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
 
@@ -257,6 +258,8 @@ export interface PartitionListing {
   unknown: ListedFile[];
   /** Sub-directories (never expected), in name order. */
   directories: string[];
+  /** Symbolic links the open's policy refused (`symlinks.ts`): left out of every list above, never read. */
+  refusedLinks: RefusedLink[];
 }
 
 const KNOWN_PARTITION_FILES: ReadonlySet<string> = new Set([LEADER_EPOCH_CHECKPOINT_FILE, PARTITION_METADATA_FILE, QUORUM_STATE_FILE]);
@@ -296,7 +299,7 @@ function byOffset(a: { baseOffset: bigint; name: string }, b: { baseOffset: bigi
  * @returns the classified listing; every entry lands in exactly one bucket.
  */
 export function classifyPartitionFiles(entries: Iterable<DirEntryInfo>): PartitionListing {
-  const out: PartitionListing = { segments: [], orphanIndexes: [], snapshots: [], transient: [], kraftSnapshots: [], metadata: [], unknown: [], directories: [] };
+  const out: PartitionListing = { segments: [], orphanIndexes: [], snapshots: [], transient: [], kraftSnapshots: [], metadata: [], unknown: [], directories: [], refusedLinks: [] };
   const bySeg = new Map<bigint, Partial<Record<SegmentFileKind, ListedFile>>>();
   const indexFiles: ClassifiedFile[] = [];
   for (const e of entries) {
@@ -355,10 +358,13 @@ export function classifyPartitionFiles(entries: Iterable<DirEntryInfo>): Partiti
 
 /**
  * Lists a partition folder on disk and classifies it with {@link classifyPartitionFiles}.
- * Sizes come from `stat` (symlinks followed).
+ * Sizes come from `stat`; a symlink is followed only when `symlinks` allows it (default: links that
+ * stay inside `dir`), otherwise it is left out and listed in `refusedLinks`.
  * @throws KlxError `not-found` if the folder does not exist, `io-error` if it cannot be read.
  */
-export function listPartitionDir(dir: string): PartitionListing {
+export function listPartitionDir(dir: string, symlinks?: SymlinkPolicy): PartitionListing {
+  const policy = policyOr(symlinks, dir);
+  const refused: RefusedLink[] = [];
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -368,6 +374,11 @@ export function listPartitionDir(dir: string): PartitionListing {
   }
   const entries: DirEntryInfo[] = [];
   for (const name of names) {
+    const target = refusedLinkTarget(join(dir, name), policy);
+    if (target !== null) {
+      refused.push({ link: join(dir, name), target });
+      continue;
+    }
     try {
       const st = statSync(join(dir, name));
       entries.push({ name, size: st.size, isDirectory: st.isDirectory() });
@@ -377,5 +388,7 @@ export function listPartitionDir(dir: string): PartitionListing {
       throw new KlxError('io-error', `cannot stat: ${e.message}`, { file: join(dir, name), cause: err });
     }
   }
-  return classifyPartitionFiles(entries);
+  const listing = classifyPartitionFiles(entries);
+  listing.refusedLinks = refused.sort((a, b) => (a.link < b.link ? -1 : a.link > b.link ? 1 : 0));
+  return listing;
 }

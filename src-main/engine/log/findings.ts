@@ -55,6 +55,7 @@ export const FINDING_CODES = {
   'orphan-index': 'an index file without its .log (a broker deletes it at startup: LogLoader.loadSegmentFiles)',
   'temp-file': 'a .tmp file left by an interrupted checkpoint or index write',
   'unknown-file': 'a file a broker does not know',
+  'symlink-outside': 'a symbolic link whose real path is outside the opened folder: not read (klx reads it with --follow-symlinks)',
   'klx-lock': 'the writer lock file of a running (or crashed) klx writer',
   'corrupt-checkpoint': 'a checkpoint or metadata file that cannot be parsed',
   'checkpoint-beyond-log-end': 'a checkpointed offset above the log end offset',

@@ -11,6 +11,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { parsePartitionDirName } from '../files/file-names.ts';
+import { policyOr, refusedLinkReason, refusedLinkTarget } from '../files/symlinks.ts';
 import { readMetaProperties, type MetaProperties } from '../files/checkpoint.ts';
 import { PartitionLog, readLogDirCheckpoints, type LogDirCheckpoints, type OpenPartitionOptions } from './partition-log.ts';
 
@@ -55,18 +56,24 @@ function hasSegments(dir: string): boolean {
 }
 
 /**
- * Opens one log directory read-only: every partition folder in it, in name order.
+ * Opens one log directory read-only: every partition folder in it, in name order. A symlink in it
+ * (a partition folder, a checkpoint, `meta.properties`) is followed only when `opts.symlinks`
+ * allows it (default: only into `opts.root`, else the directory itself; see `files/symlinks.ts`);
+ * a refused one is listed in `ignored` / the checkpoints' problems with where it points.
  * @throws KlxError `not-found` / `not-a-log-dir` for the directory itself; problems inside a
  *   partition are reported on that partition, never thrown.
  */
-export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> = {}): LogDirectory {
+export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> & { root?: string } = {}): LogDirectory {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new KlxError('not-found', 'no such directory', { file: path });
   const names = readdirSync(abs).sort();
-  const checkpoints = readLogDirCheckpoints(abs);
+  const policy = policyOr(opts.symlinks, opts.root ?? abs);
+  const checkpoints = readLogDirCheckpoints(abs, policy);
   let meta: MetaProperties | null = null;
   const ignored: LogDirectory['ignored'] = [];
-  if (names.includes('meta.properties')) {
+  const metaLink = names.includes('meta.properties') ? refusedLinkTarget(join(abs, 'meta.properties'), policy) : null;
+  if (metaLink !== null) checkpoints.problems.push({ code: 'symlink-outside', file: join(abs, 'meta.properties'), reason: refusedLinkReason(metaLink) });
+  else if (names.includes('meta.properties')) {
     try {
       meta = readMetaProperties(join(abs, 'meta.properties'));
     } catch (err) {
@@ -77,6 +84,11 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
   const partitions: PartitionLog[] = [];
   for (const n of names) {
     const full = join(abs, n);
+    const link = refusedLinkTarget(full, policy);
+    if (link !== null) {
+      ignored.push({ name: n, reason: refusedLinkReason(link) });
+      continue;
+    }
     if (!isDir(full)) continue;
     if (IGNORED_ROOT_ENTRIES.has(n)) {
       ignored.push({ name: n, reason: 'not a partition (a broker ignores it)' });
@@ -86,7 +98,8 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
       ignored.push({ name: n, reason: 'folder name is not <topic>-<partition>; a broker would fail to load it (UnifiedLog.parseTopicPartitionName throws in LogManager.loadLog)' });
       continue;
     }
-    partitions.push(PartitionLog.open(full, { ...opts, checkpoints }));
+    const { root: _root, ...partOpts } = opts;
+    partitions.push(PartitionLog.open(full, { ...partOpts, checkpoints }));
   }
   return { path: abs, meta, checkpoints, partitions, ignored };
 }
@@ -106,7 +119,7 @@ export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpo
   const names = readdirSync(abs);
   if (parsePartitionDirName(basename(abs)) !== null && (hasSegments(abs) || names.length === 0 || names.includes('leader-epoch-checkpoint') || names.includes('partition.metadata'))) {
     const parent = resolve(abs, '..');
-    const checkpoints = readLogDirCheckpoints(parent);
+    const checkpoints = readLogDirCheckpoints(parent, opts.symlinks);
     const log = PartitionLog.open(abs, { ...opts, checkpoints });
     let meta: MetaProperties | null = null;
     try {
@@ -119,14 +132,14 @@ export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpo
   if (hasSegments(abs)) {
     throw new KlxError('not-a-log-dir', `folder name "${basename(abs)}" is not <topic>-<partition>, so the topic and partition of its segments are unknown; rename it as a broker names it`, { file: path });
   }
-  if (looksLikeLogDir(abs, names)) return { root: abs, logDirs: [openLogDirectory(abs, opts)] };
+  if (looksLikeLogDir(abs, names)) return { root: abs, logDirs: [openLogDirectory(abs, { ...opts, root: abs })] };
   const nested: LogDirectory[] = [];
   const visit = (dir: string, depth: number) => {
     for (const n of readdirSync(dir).sort()) {
       const full = join(dir, n);
-      if (!isDir(full)) continue;
+      if (!isDir(full) || refusedLinkTarget(full, policyOr(opts.symlinks, abs)) !== null) continue;
       const sub = readdirSync(full);
-      if (looksLikeLogDir(full, sub)) nested.push(openLogDirectory(full, opts));
+      if (looksLikeLogDir(full, sub)) nested.push(openLogDirectory(full, { ...opts, root: abs }));
       else if (depth < 2) visit(full, depth + 1);
     }
   };

@@ -17,11 +17,12 @@ import { KlxError } from '../errors.ts';
 import { listPartitionDir, parsePartitionDirName, type PartitionListing, type TransientFile } from '../files/file-names.ts';
 import { readLeaderEpochCheckpoint, readOffsetCheckpoint, readPartitionMetadata, type EpochEntry as LeaderEpochEntry } from '../files/checkpoint.ts';
 import { LogSegment } from '../segment/log-segment.ts';
+import { policyOr, refusedLinkReason, refusedLinkTarget, type SymlinkPolicy } from '../files/symlinks.ts';
 import { resolveTopicConfig, type ResolvedTopicConfig, type TopicConfig } from './topic-config.ts';
 
 /** A problem noticed while opening (never thrown: the log still opens). */
 export interface OpenProblem {
-  code: ErrorCode | 'leftover-file' | 'orphan-index';
+  code: ErrorCode | 'leftover-file' | 'orphan-index' | 'symlink-outside';
   file: string;
   position?: number;
   reason: string;
@@ -53,12 +54,19 @@ const CHECKPOINT_FILES = {
 /**
  * Reads the checkpoint files at the root of a log directory. Missing files mean "no entries";
  * corrupt ones are reported in `problems` (with file and byte position) and treated as empty, as a
- * broker falls back to full recovery.
+ * broker falls back to full recovery. A checkpoint that is a symlink the policy refuses (default: one
+ * leading out of `logDir`) is not read: a `symlink-outside` problem names it.
  */
-export function readLogDirCheckpoints(logDir: string): LogDirCheckpoints {
+export function readLogDirCheckpoints(logDir: string, symlinks?: SymlinkPolicy): LogDirCheckpoints {
   const out: LogDirCheckpoints = { recoveryPoint: new Map(), highWatermark: new Map(), logStartOffset: new Map(), cleanerOffset: new Map(), cleanShutdown: false, problems: [] };
+  const policy = policyOr(symlinks, logDir);
   for (const [field, name] of Object.entries(CHECKPOINT_FILES) as [keyof typeof CHECKPOINT_FILES, string][]) {
     const file = join(logDir, name);
+    const target = refusedLinkTarget(file, policy);
+    if (target !== null) {
+      out.problems.push({ code: 'symlink-outside', file, reason: refusedLinkReason(target) });
+      continue;
+    }
     try {
       for (const e of readOffsetCheckpoint(file)) out[field].set(tpKey(e.topic, e.partition), e.offset);
     } catch (err) {
@@ -79,6 +87,11 @@ export interface OpenPartitionOptions {
   config?: Partial<TopicConfig>;
   /** Checkpoints of the parent log directory, when the caller already read them. */
   checkpoints?: LogDirCheckpoints;
+  /**
+   * Which symlinks in the partition folder are read (`files/symlinks.ts`); default: only links whose
+   * real path stays inside the partition folder (`'follow'` after `followSymlinksByDefault`).
+   */
+  symlinks?: SymlinkPolicy;
 }
 
 /** A partition log opened read-only. See the module comment. */
@@ -104,7 +117,9 @@ export class PartitionLog {
     this.listing = listing;
     this.checkpoints = checkpoints;
     this.problems = [...checkpoints.problems];
-    this.segments = listing.segments.map((s) => new LogSegment(dir, s.baseOffset));
+    const refused = new Set(listing.refusedLinks.map((l) => basename(l.link)));
+    this.segments = listing.segments.map((s) => new LogSegment(dir, s.baseOffset, refused));
+    for (const l of listing.refusedLinks) this.problems.push({ code: 'symlink-outside', file: l.link, reason: refusedLinkReason(l.target) });
     for (const o of listing.orphanIndexes) {
       this.problems.push({ code: 'orphan-index', file: join(dir, o.name), reason: 'index file without a .log: a broker deletes it at startup (LogLoader.loadSegmentFiles)' });
     }
@@ -113,6 +128,7 @@ export class PartitionLog {
     }
     let epochs: LeaderEpochEntry[] = [];
     try {
+      if (refused.has('leader-epoch-checkpoint')) throw new KlxError('not-found', 'refused symlink');
       epochs = readLeaderEpochCheckpoint(join(dir, 'leader-epoch-checkpoint'));
     } catch (err) {
       if (!(err instanceof KlxError) || err.code !== 'not-found') this.problems.push(problemOf(err, join(dir, 'leader-epoch-checkpoint')));
@@ -120,6 +136,7 @@ export class PartitionLog {
     this.leaderEpochs = epochs;
     let topicId: string | null = null;
     try {
+      if (refused.has('partition.metadata')) throw new KlxError('not-found', 'refused symlink');
       topicId = readPartitionMetadata(join(dir, 'partition.metadata')).topicId;
     } catch (err) {
       if (!(err instanceof KlxError) || err.code !== 'not-found') this.problems.push(problemOf(err, join(dir, 'partition.metadata')));
@@ -141,14 +158,14 @@ export class PartitionLog {
       if (err instanceof KlxError) throw err;
       throw new KlxError('not-found', 'no such directory', { file: dir, cause: err });
     }
-    const listing = listPartitionDir(abs);
+    const listing = listPartitionDir(abs, opts.symlinks);
     const parsed = parsePartitionDirName(basename(abs));
     if (!parsed) {
       throw new KlxError('not-a-log-dir', listing.segments.length > 0
         ? `folder name "${basename(abs)}" is not <topic>-<partition>, so the topic and partition are unknown; rename it as a broker names it`
         : `not a Kafka partition folder: the name is not <topic>-<partition> and it holds no NNNNNNNNNNNNNNNNNNNN.log segments`, { file: dir });
     }
-    const checkpoints = opts.checkpoints ?? readLogDirCheckpoints(dirname(abs));
+    const checkpoints = opts.checkpoints ?? readLogDirCheckpoints(dirname(abs), opts.symlinks);
     return new PartitionLog(abs, parsed.topic, parsed.partition, parsed.kind, listing, checkpoints, opts);
   }
 

@@ -208,6 +208,10 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
   const key = tpKey(log.topic, log.partition);
   for (const p of log.problems) {
     if (p.code === 'orphan-index' || p.code === 'leftover-file') continue;
+    if (p.code === 'symlink-outside') {
+      if (dirname(p.file) === log.dir || includeLogDir) out.push(finding('warning', 'symlink-outside', p.file, p.reason));
+      continue;
+    }
     const inPartition = dirname(p.file) === log.dir;
     if (!inPartition && !includeLogDir) continue;
     const recoveryPointFile = p.file.endsWith('recovery-point-offset-checkpoint');

@@ -8,6 +8,7 @@
  * partition folder (a broker ignores files it does not know); and inference (internal compacted
  * topics such as `__consumer_offsets`, a cleaner checkpoint entry). Each value carries its source.
  */
+import { policyOr, refusedLinkTarget } from '../files/symlinks.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
@@ -179,6 +180,8 @@ export function formatSidecar(cfg: Partial<TopicConfig>): string {
 export function readSidecar(partitionDir: string): Partial<TopicConfig> {
   const file = join(partitionDir, SIDECAR_FILE);
   if (!existsSync(file)) return {};
+  // A sidecar that is a symlink out of the folder is not read (files/symlinks.ts; the open lists it as refused).
+  if (refusedLinkTarget(file, policyOr(undefined, partitionDir)) !== null) return {};
   const text = readFileSync(file, 'utf8');
   const out: Partial<TopicConfig> = {};
   let pos = 0;

@@ -75,6 +75,8 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
     throw needsRepair('invalid-argument', dir, `index file ${o.name} has no .log (left by an interrupted operation)`, { file: join(dir, o.name) });
   }
   for (const p of log.problems) {
+    // A symlink leading out of the folder is never written through (files/symlinks.ts).
+    if (p.code === 'symlink-outside') throw needsRepair('invalid-argument', dir, `${basename(p.file)}: ${p.reason}`, { file: p.file });
     if (REWRITTEN_FILES.has(basename(p.file)) && p.code !== 'leftover-file' && p.code !== 'orphan-index') {
       throw needsRepair(p.code, dir, `cannot read ${basename(p.file)}: ${p.reason}`, { file: p.file, ...(p.position !== undefined ? { position: p.position } : {}) });
     }

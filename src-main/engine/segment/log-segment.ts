@@ -50,7 +50,11 @@ export class LogSegment {
   private cachedLast?: BatchHeader | null;
   private cachedFirst?: BatchHeader | null;
 
-  constructor(dir: string, baseOffset: bigint) {
+  /**
+   * @param absent names of files to treat as missing whatever the folder holds (symlinks the open
+   *   refused, `files/symlinks.ts`).
+   */
+  constructor(dir: string, baseOffset: bigint, absent?: ReadonlySet<string>) {
     this.dir = dir;
     this.baseOffset = baseOffset;
     const base = segmentFileName(baseOffset, '');
@@ -59,7 +63,8 @@ export class LogSegment {
     const timeindex = join(dir, base + '.timeindex');
     const txnindex = join(dir, base + '.txnindex');
     const st = statSync(log);
-    this.files = { log, index, timeindex, txnindex, logSize: st.size, indexSize: sizeOf(index), timeindexSize: sizeOf(timeindex), txnindexSize: sizeOf(txnindex), logModifiedMs: st.mtimeMs };
+    const size = (p: string, name: string) => (absent?.has(name) ? -1 : sizeOf(p));
+    this.files = { log, index, timeindex, txnindex, logSize: st.size, indexSize: size(index, base + '.index'), timeindexSize: size(timeindex, base + '.timeindex'), txnindexSize: size(txnindex, base + '.txnindex'), logModifiedMs: st.mtimeMs };
   }
 
   /** Bytes of the `.log` file. */
@@ -83,7 +88,7 @@ export class LogSegment {
 
   /** The aborted-transaction index, or null when the segment has none. */
   txnIndex(): TxnIndexFile | null {
-    if (this.cachedTxnIndex === undefined) this.cachedTxnIndex = existsSync(this.files.txnindex) ? readTxnIndex(this.files.txnindex, { baseOffset: this.baseOffset }) : null;
+    if (this.cachedTxnIndex === undefined) this.cachedTxnIndex = this.files.txnindexSize >= 0 && existsSync(this.files.txnindex) ? readTxnIndex(this.files.txnindex, { baseOffset: this.baseOffset }) : null;
     return this.cachedTxnIndex;
   }
 
