@@ -45,3 +45,28 @@ export function toErrorInfo(err: unknown): ErrorInfo {
   }
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 }
+
+/**
+ * The shared way to make an error name its place (issue 17, defect 10): an error thrown while
+ * handling the bytes at `where` (a batch of a segment file, an index being written) comes out as a
+ * KlxError naming `where.file` and, unless it names its own, `where.position`:
+ * - a KlxError that names a file already is returned as it is;
+ * - a KlxError without a file gets `where` (its own position wins), its reason prefixed by `what`;
+ * - a RangeError or an out-of-range error of Node's Buffer (sizes taken from corrupt header fields:
+ *   "Invalid typed array length", `"length" is out of range`) becomes `fallback` (default
+ *   `corrupt-batch`) with `where`;
+ * - anything else (a bug) is returned unchanged.
+ */
+export function errorAt(err: unknown, where: { file: string; position?: number }, what = '', fallback: ErrorCode = 'corrupt-batch'): unknown {
+  const prefix = what ? `${what}: ` : '';
+  if (err instanceof KlxError) {
+    if (err.file !== undefined) return err;
+    const position = err.position ?? where.position;
+    return new KlxError(err.code, prefix + err.reason, { file: where.file, ...(position !== undefined ? { position } : {}), ...(err.details ? { details: err.details } : {}), cause: err });
+  }
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (err instanceof RangeError || code === 'ERR_OUT_OF_RANGE' || code === 'ERR_BUFFER_OUT_OF_BOUNDS') {
+    return new KlxError(fallback, `${prefix}${(err as Error).message}`, { file: where.file, ...(where.position !== undefined ? { position: where.position } : {}), cause: err });
+  }
+  return err;
+}

@@ -17,7 +17,7 @@
  */
 import { closeSync, fsyncSync, openSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { KlxError } from '../errors.ts';
+import { errorAt, KlxError } from '../errors.ts';
 import { segmentFileName } from '../files/file-names.ts';
 import { encodeOffsetIndex, MAX_RELATIVE_OFFSET } from '../files/offset-index.ts';
 import { encodeTimeIndex } from '../files/time-index.ts';
@@ -165,9 +165,17 @@ export class CleanedSegment {
         this.steps.writeFile('write-cleaned-index', p, data);
         files.push({ name: segmentFileName(this.baseOffset, suffix), size: data.length, mtimeMs, crc32c: crc32c(data) });
       };
-      put('.index', encodeOffsetIndex(this.baseOffset, this.offsetIndex));
-      put('.timeindex', encodeTimeIndex(this.baseOffset, this.timeIndex));
-      if (this.abortedTxns.length > 0) put('.txnindex', encodeTxnIndex(this.baseOffset, this.abortedTxns));
+      // An index that cannot be encoded names the index file it was for (errorAt).
+      const encoded = (suffix: string, encode: () => Buffer) => {
+        try {
+          return encode();
+        } catch (err) {
+          throw errorAt(err, { file: join(this.dir, segmentFileName(this.baseOffset, suffix + '.cleaned')) }, `cannot write the cleaned segment's ${suffix}`, 'invalid-argument');
+        }
+      };
+      put('.index', encoded('.index', () => encodeOffsetIndex(this.baseOffset, this.offsetIndex)));
+      put('.timeindex', encoded('.timeindex', () => encodeTimeIndex(this.baseOffset, this.timeIndex)));
+      if (this.abortedTxns.length > 0) put('.txnindex', encoded('.txnindex', () => encodeTxnIndex(this.baseOffset, this.abortedTxns)));
       const t = new Date(mtimeMs);
       for (const f of files) utimesSync(join(this.dir, f.name + '.cleaned'), t, t);
     }

@@ -342,16 +342,21 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
         }
         records += b.records;
       }
-      sink.appendChunk(
-        chunk.map((b) => b.bytes),
-        chunkBytes,
-        maxOffset,
-        maxTs,
-        offOfMax,
-        records,
-        chunk[0]!.baseOffset,
-        chunk[chunk.length - 1]!.lastOffset,
-      );
+      try {
+        sink.appendChunk(
+          chunk.map((b) => b.bytes),
+          chunkBytes,
+          maxOffset,
+          maxTs,
+          offOfMax,
+          records,
+          chunk[0]!.baseOffset,
+          chunk[chunk.length - 1]!.lastOffset,
+        );
+      } catch (err) {
+        // The source bytes that do not fit: the chunk read from chunkStart in this segment.
+        throw withSegmentFile(err, seg, chunkStart);
+      }
     }
     chunk = [];
     chunkBytes = 0;
@@ -376,7 +381,7 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
     try {
       out = filterBatch(entry, ctx);
     } catch (err) {
-      throw withSegmentFile(err, seg);
+      throw withSegmentFile(err, seg, entry.header.position);
     }
     if (out) {
       chunk.push(out);

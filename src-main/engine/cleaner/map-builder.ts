@@ -138,7 +138,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
         } else result.recordsRead += h.recordCount;
       } catch (err) {
         if (err instanceof KlxError && err.position === undefined) throw withSegmentFile(new KlxError(err.code, `batch at baseOffset ${h.baseOffset}: ${err.reason}`, { position: h.position, cause: err }), seg);
-        throw withSegmentFile(err, seg);
+        throw withSegmentFile(err, seg, h.position);
       }
       if (h.lastOffset >= start) map.updateLatestOffset(Number(h.lastOffset));
     }

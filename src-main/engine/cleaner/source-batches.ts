@@ -9,7 +9,7 @@
  * position and the reason, phrased as the broker's ("log segment may be corrupt: ..."). Nothing has
  * been changed at that point; other partitions are cleaned normally (B21).
  */
-import { KlxError } from '../errors.ts';
+import { errorAt, KlxError } from '../errors.ts';
 import { scanLogFile, type BatchEntry } from '../format/log-reader.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
 
@@ -31,10 +31,11 @@ export function* sourceBatches(seg: LogSegment, start = 0, verifyCrc = true): Ge
   }
 }
 
-/** Adds the file to a KlxError thrown while handling a batch of `seg` (record decoding errors carry only a position). */
-export function withSegmentFile(err: unknown, seg: LogSegment): unknown {
-  if (err instanceof KlxError && err.file === undefined) {
-    return new KlxError(err.code, `log segment may be corrupt: ${err.reason}`, { file: seg.files.log, position: err.position, cause: err });
-  }
-  return err;
+/**
+ * Names the place of an error thrown while handling a batch of `seg` (record decoding errors carry
+ * only a position, sizes from corrupt header fields throw RangeErrors): the segment file and the
+ * batch's position (`errorAt`).
+ */
+export function withSegmentFile(err: unknown, seg: LogSegment, position?: number): unknown {
+  return errorAt(err, { file: seg.files.log, ...(position !== undefined ? { position } : {}) }, 'log segment may be corrupt');
 }
