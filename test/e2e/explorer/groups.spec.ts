@@ -67,6 +67,13 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   await expect(row.locator('div').nth(2)).toHaveText('4');
   await expect(row.locator('div').nth(3)).toHaveText('10');
   await expect(row.locator('div').nth(4)).toHaveText('6');
+  // The offsets table's headers (the describe columns) are whole: no word cut ("PAR…", "CURRE… OFFSET" before), the last column inside the window.
+  const oheads = page.locator('[data-testid=groups-offsets] .thead > div');
+  // (soft hyphens: the words may break there, with a hyphen, instead of being cut)
+  await expect(oheads).toHaveText(['Topic', 'Par\u00adti\u00adtion', 'Cur\u00adrent offset', 'Log end offset', 'Lag', 'Con\u00adsumer id', 'Host', 'Client id', 'Record lag', 'Next offset', 'Diagnosis']);
+  expect(await cut('[data-testid=groups-offsets] .thead > div')).toEqual([]);
+  const lastHead = (await oheads.last().boundingBox())!;
+  expect(lastHead.x + lastHead.width).toBeLessThanOrEqual(VIEWPORT.width);
   await expect(page.getByTestId('groups-history')).toHaveAttribute('data-points', '3');
   await expect(page.locator('[data-testid=groups-history] canvas').first()).toBeVisible();
   await expect(page.getByTestId('groups-members')).toContainText('client-ok-m1');
