@@ -332,7 +332,14 @@ export const recordRow = z.object({
 export const tableRow = z.discriminatedUnion('kind', [recordRow, holeRow]);
 
 /** Totals of holes per cause. */
-export const holeTotal = z.object({ cause: holeCause, ranges: count, offsets: int64 });
+export const holeTotal = z.object({
+  cause: holeCause,
+  ranges: count,
+  /** Every offset of the cause's holes (a cut tail may claim offsets past logEndOffset; `below-log-start` lies before logStartOffset). */
+  offsets: int64,
+  /** Those inside [logStartOffset, logEndOffset): the totals' sum is `missingOffsets`. */
+  offsetsInSpan: int64,
+});
 
 /** A bucket of the hole map: offsets [from, to) and how many of them are absent, per cause. */
 export const holeBucket = z.object({

@@ -47,7 +47,12 @@ interface Entry {
   stamp: string;
   verify?: VerifyFacts;
   counts?: CountFacts;
+  /** CRC failures met by the pages read (`log.records`), by `file@position`. */
+  crcSeen?: Map<string, import('../../../src-shared/log-types.ts').Finding>;
 }
+
+/** At most this many CRC failures met while reading pages are remembered per partition. */
+export const MAX_CRC_SEEN = 200;
 
 function mtime(p: string): number {
   try {
@@ -113,10 +118,30 @@ export class LogCache {
   generation = 0;
 
   /** Facts learned in this session about `dir` (only while its files are unchanged). */
-  facts(dir: string): { verify?: VerifyFacts; counts?: CountFacts } {
+  facts(dir: string): { verify?: VerifyFacts; counts?: CountFacts; crcSeen?: import('../../../src-shared/log-types.ts').Finding[] } {
     const e = this.entries.get(dir);
     if (!e || e.stamp !== stampOf(dir, e.log)) return {};
-    return { verify: e.verify, counts: e.counts };
+    return { verify: e.verify, counts: e.counts, ...(e.crcSeen ? { crcSeen: [...e.crcSeen.values()] } : {}) };
+  }
+
+  /**
+   * Remembers CRC failures a page of records met (`crc-mismatch` findings naming the `.log` and the
+   * batch's byte position), so that the health badge says what the records table flags before a
+   * verify ran. Kept while the files are unchanged, at most {@link MAX_CRC_SEEN}.
+   * @returns true when one of them was new.
+   */
+  noteCrcFailures(dir: string, findings: readonly import('../../../src-shared/log-types.ts').Finding[]): boolean {
+    const e = this.entries.get(dir);
+    if (!e || findings.length === 0 || e.stamp !== stampOf(dir, e.log)) return false;
+    const seen = (e.crcSeen ??= new Map());
+    let fresh = false;
+    for (const f of findings) {
+      const key = `${f.file}@${f.position ?? ''}`;
+      if (seen.has(key) || seen.size >= MAX_CRC_SEEN) continue;
+      seen.set(key, f);
+      fresh = true;
+    }
+    return fresh;
   }
 
   /** Records a verify's result for `dir` (the log it ran on must still be current). */

@@ -15,6 +15,8 @@ import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
 import { verifyPartition } from '../../engine/log/verify.ts';
+import { countFindings } from '../../engine/log/findings.ts';
+import { recoveryNeededFinding } from '../../engine/log/quick-check.ts';
 import { DecodedCondition } from '../../engine/decode/decoded-condition.ts';
 import type { Decoded } from '../../engine/decode/format.ts';
 import type { RecordDecoder } from '../../engine/decode/record-decoder.ts';
@@ -119,7 +121,7 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
   const firstBase = log.segments[0]?.baseOffset ?? logStart;
   const base = firstBase < logStart ? firstBase : logStart;
   const buckets = new Buckets(base, logEnd, req.buckets);
-  const totals = new Map(HOLE_CAUSES.map((c) => [c, { ranges: 0, offsets: 0n }]));
+  const totals = new Map(HOLE_CAUSES.map((c) => [c, { ranges: 0, offsets: 0n, offsetsInSpan: 0n }]));
   const holes: HoleRow[] = [];
   let truncated = false;
   let missing = 0n;
@@ -132,7 +134,10 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
       buckets.add(h.from, h.to, h.cause);
       const lo = h.from > logStart ? h.from : logStart;
       const hi = h.to < logEnd - 1n ? h.to : logEnd - 1n;
-      if (hi >= lo) missing += hi - lo + 1n;
+      if (hi >= lo) {
+        missing += hi - lo + 1n;
+        t.offsetsInSpan += hi - lo + 1n;
+      }
     }
     if (holes.length < req.limit) holes.push(holeRowOf(h));
     else truncated = true;
@@ -140,7 +145,7 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
   return {
     holes,
     truncated,
-    totals: [...totals].filter(([, t]) => t.ranges > 0).map(([cause, t]) => ({ cause, ranges: t.ranges, offsets: s(t.offsets) })),
+    totals: [...totals].filter(([, t]) => t.ranges > 0).map(([cause, t]) => ({ cause, ranges: t.ranges, offsets: s(t.offsets), offsetsInSpan: s(t.offsetsInSpan) })),
     missingOffsets: s(missing),
     offsetSpan: s(logEnd - logStart),
     logStartOffset: s(logStart),
@@ -162,19 +167,24 @@ export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>,
     signal: job.signal,
     onProgress: (p) => job.progress({ phase: 'verifying', done: Math.min(total, p.bytesDone), total, bytes: p.bytesDone }),
   });
-  const sorted = worstFirst(report.findings.map(findingOf));
+  // The verifier checks the files; whether a broker would recover them at startup is the quick
+  // check's note (LogLoader.recoverLog), listed here too so Verify says what the health badge says.
+  const recovery = recoveryNeededFinding(log);
+  const engineFindings = recovery ? [...report.findings, recovery] : report.findings;
+  const counts = countFindings(engineFindings);
+  const sorted = worstFirst(engineFindings.map(findingOf));
   cache.setVerify(log, {
     endedAt: new Date().toISOString(),
     crcErrors: report.findings.filter((f) => f.code === 'crc-mismatch').length,
-    errors: report.counts.error,
-    warnings: report.counts.warning,
-    infos: report.counts.info,
+    errors: counts.error,
+    warnings: counts.warning,
+    infos: counts.info,
     findings: sorted.slice(0, 200),
   });
   return {
     findings: sorted.slice(0, req.limit),
     truncated: sorted.length > req.limit,
-    counts: { ...report.counts },
+    counts: { ...counts },
     stats: { ...report.stats },
     logStartOffset: s(report.logStartOffset),
     logEndOffset: s(report.logEndOffset),

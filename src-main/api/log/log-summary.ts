@@ -48,9 +48,14 @@ function quickCheck(log: PartitionLog): EngineFinding[] {
   }
 }
 
-/** Health badge facts from the quick check plus, when there was one, this session's verify. */
-export function healthOf(log: PartitionLog, verify: VerifyFacts | undefined): PartitionHealth {
-  const quick = quickCheck(log).map(findingOf);
+/**
+ * Health badge facts from the quick check plus, when there was one, this session's verify. Before a
+ * verify, the CRC failures the records pages met (`crcSeen`) are findings too: the badge never says
+ * "CRC not checked" beside a row the table flags.
+ */
+export function healthOf(log: PartitionLog, verify: VerifyFacts | undefined, crcSeen: readonly Finding[] = []): PartitionHealth {
+  const tail = quickCheck(log).map(findingOf);
+  const quick = verify ? tail : [...tail, ...crcSeen.filter((c) => !tail.some((q) => q.code === c.code && q.file === c.file && q.position === c.position))];
   // A verify repeats the quick check's index findings: keep the verify's list when there is one.
   const all: Finding[] = verify ? [...verify.findings, ...quick.filter((q) => !verify.findings.some((v) => v.code === q.code && v.file === q.file && v.position === q.position))] : quick;
   const sorted = worstFirst(all);
@@ -127,7 +132,7 @@ export function dirtyRatioOf(log: PartitionLog): DirtyRatio | null {
 }
 
 /** The summary of one partition (see `partitionSummary` in log-types.ts). */
-export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFacts; counts?: CountFacts } = {}): PartitionSummary {
+export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFacts; counts?: CountFacts; crcSeen?: Finding[] } = {}): PartitionSummary {
   const cfg = log.config;
   return {
     dir: log.dir,
@@ -150,7 +155,7 @@ export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFa
     configNotes: [...cfg.notes],
     leaderEpochs: log.leaderEpochs.map((e) => ({ epoch: e.epoch, startOffset: s(e.startOffset) })),
     problems: log.problems.map(openProblemOf),
-    health: healthOf(log, facts.verify),
+    health: healthOf(log, facts.verify, facts.crcSeen),
     dirtyRatio: dirtyRatioOf(log),
     counts: facts.counts ? { ...facts.counts } : null,
   };
@@ -162,7 +167,7 @@ function metaOf(meta: MetaProperties | null): LogDirSummary['meta'] {
 }
 
 /** The summary of a log directory and its partitions. */
-export function logDirSummaryOf(d: LogDirectory, factsOf: (dir: string) => { verify?: VerifyFacts; counts?: CountFacts }): LogDirSummary {
+export function logDirSummaryOf(d: LogDirectory, factsOf: (dir: string) => { verify?: VerifyFacts; counts?: CountFacts; crcSeen?: Finding[] }): LogDirSummary {
   return {
     path: d.path,
     meta: metaOf(d.meta),

@@ -14,8 +14,11 @@
  * (`log-tasks.ts`, `core/worker-pool.ts`): this thread only resolves and checks the path, sends the
  * task and forwards progress, so a slow or hostile input never blocks other calls or `job.cancel`.
  */
+import { join } from 'node:path';
+import { segmentFileName } from '../../engine/files/file-names.ts';
+import { crcMismatchText } from '../../engine/format/crc.ts';
 import { openPath } from '../../engine/log/log-dir.ts';
-import type { JobResult, MethodName, ParsedReq } from '../../../src-shared/contract.ts';
+import type { JobResult, MethodName, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { logCacheOf } from '../core/log-cache.ts';
 import { logPool, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
@@ -66,7 +69,30 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
 
     'log.batches': async (req, call) => inWorker('batches', req, call),
 
-    'log.records': async (req, call) => inWorker('records', req, call),
+    /**
+     * A page of the records table. The CRC failures it meets (a batch whose stored CRC differs from
+     * the one computed: Kafka's `DefaultRecordBatch.ensureValid`) are remembered for the health
+     * badge of the partition (`healthOf`), so it never reads "CRC not checked" beside a flagged row.
+     */
+    'log.records': async (req, call) => {
+      const page = await inWorker<Res<'log.records'>>('records', req, call);
+      const bad = page.rows.flatMap((r) => (r.kind === 'record' && r.crcValid === false ? [r] : []));
+      if (bad.length > 0) {
+        const dir = (await partitionAt(req.dir, call)).dir;
+        cache.noteCrcFailures(
+          dir,
+          bad.map((r) => ({
+            severity: 'error' as const,
+            code: 'crc-mismatch',
+            file: join(dir, segmentFileName(BigInt(r.segmentBaseOffset), '.log')),
+            position: r.position,
+            reason: `${crcMismatchText({ magic: r.magic, crc: r.crc, ...(r.computedCrc !== null ? { computedCrc: r.computedCrc } : {}) })}; met while reading offsets ${r.batchBaseOffset}..${r.batchLastOffset}`,
+            details: {},
+          })),
+        );
+      }
+      return page;
+    },
 
     'log.recordValue': async (req, call) => inWorker('recordValue', req, call),
 

@@ -320,18 +320,26 @@ export function quickCheckPartition(log: PartitionLog): Finding[] {
       out.push(f);
     }
   }
-  if (!cleanShutdown && log.segments.length > 0) {
-    const rp = log.recoveryPoint ?? 0n;
-    const from = log.segmentFor(rp) ?? log.segments[0]!;
-    const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
-    out.push(
-      finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
-        recoveryPoint: j(rp),
-        segments: n,
-      }),
-    );
-  }
+  const recovery = recoveryNeededFinding(log);
+  if (recovery) out.push(recovery);
   return out;
+}
+
+/**
+ * The `recovery-needed` note: no clean-shutdown marker in the log dir, so a broker re-validates the
+ * segments from the one holding the recovery point on and rebuilds their indexes (Kafka
+ * `LogLoader.recoverLog`). Null after a clean shutdown or for a partition without segments. Shared by
+ * the quick check and the API's verify, so both list it.
+ */
+export function recoveryNeededFinding(log: PartitionLog): Finding | null {
+  if (log.checkpoints.cleanShutdown || log.segments.length === 0) return null;
+  const rp = log.recoveryPoint ?? 0n;
+  const from = log.segmentFor(rp) ?? log.segments[0]!;
+  const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
+  return finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
+    recoveryPoint: j(rp),
+    segments: n,
+  });
 }
 
 

@@ -89,8 +89,20 @@ export function toUiError(err: unknown, context: string): UiError {
   return e;
 }
 
-/** The way forward for an error or finding code (also used for verify findings). */
-export function hintFor(code: string): string {
+/** Hints shown in the Verify view itself, for the codes whose usual hint says to run Verify. */
+const VERIFY_HINTS: Record<string, string> = {
+  'crc-mismatch': 'The bytes changed after the broker wrote them; prefer a copy from a healthy replica. A consumer with check.crcs=true (the default) stops at this batch (Kafka CompletedFetch).',
+  'corrupt-region': 'Valid batches follow the damaged bytes; copy the partition from a healthy replica if you can.',
+  'corrupt-batch': 'The batch frame and CRC are fine but its records cannot be decoded; the batches around it are still readable.',
+  'unknown-magic': 'The bytes at that position are not a Kafka batch; the next finding (or the end of the segment) says where valid data resumes.',
+};
+
+/**
+ * The way forward for an error or finding code (also used for verify findings). In the Verify view
+ * (`where` = `verify`) a hint never tells the user to run Verify.
+ */
+export function hintFor(code: string, where: 'verify' | 'elsewhere' = 'elsewhere'): string {
+  if (where === 'verify' && VERIFY_HINTS[code] !== undefined) return VERIFY_HINTS[code]!;
   const findingHints: Record<string, string> = {
     'missing-index': 'A broker rebuilds a missing index at startup; `klx repair <partition>` rebuilds it here. Reading works without it (slower seeks).',
     'untrimmed-index': 'The index is still at its preallocated size; a broker trims it on roll or clean shutdown. `klx repair` trims it.',

@@ -441,7 +441,7 @@ describe('log.* jobs', () => {
       ['1', '4', 'compacted-between-batches'],
       ['7', '8', 'compacted-between-batches'],
     ]);
-    expect(r.totals).toEqual([{ cause: 'compacted-between-batches', ranges: 2, offsets: '6' }]);
+    expect(r.totals).toEqual([{ cause: 'compacted-between-batches', ranges: 2, offsets: '6', offsetsInSpan: '6' }]);
     expect(r.missingOffsets).toBe('6');
     expect(r.segments).toEqual([
       { baseOffset: '0', nextOffset: '7' },

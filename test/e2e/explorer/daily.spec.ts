@@ -4,15 +4,43 @@
  * small second folder (orders-0: 70 records, offsets 0 – 69). Every test also fails on any page
  * error (fixture rule of ../fixtures.ts). Screenshots `daily-*-light.png` / `daily-*-dark.png`.
  */
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { generateDemoLogDir } from '../../../src-main/app/demo-log.ts';
+import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { buildPartition, rec, singles } from '../../support/log-builder.ts';
 import { SCREENSHOTS, expect, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
 
-const test = base.extend<{ demo: { demoDir: string; smallDir: string } }>({
+const T0 = 1_717_000_000_000;
+
+/**
+ * Two partitions of `<tmp>/odd-logs` (no clean shutdown):
+ * - `refunds-0`: 300 records, one per batch, an offset-index entry every 1,024 bytes, the batch at
+ *   offset 7 failing its CRC-32C (one value byte changed): far from the segment's tail, so the quick
+ *   tail check of the health badge does not read it, while the records table flags it;
+ * - `ledger-0`: offsets 0 – 9 and 25 – 29 (10 – 24 removed, as compaction does), then the first
+ *   60 bytes of a 3-record batch at offset 30 (a cut tail claiming 30 – 32, past logEndOffset 30),
+ *   and a high watermark of 33 (the checkpoint is past the log end, as on a copy taken mid-write).
+ */
+function buildOddLogs(logDir: string): { crcPosition: number } {
+  const refunds = Array.from({ length: 300 }, (_, i) => rec(`refund-${i}`, `amount-${100 + i}`, T0 + i * 1000));
+  const dir = buildPartition(logDir, { topic: 'refunds', segments: [{ batches: singles(...refunds) }], indexIntervalBytes: 1024 }, { highWatermark: 300n, recoveryPoint: 0n });
+  const file = join(dir, '00000000000000000000.log');
+  const b = readFileSync(file);
+  let position = 0;
+  for (let i = 0; i < 7; i++) position += 12 + b.readInt32BE(position + 8);
+  const size = 12 + b.readInt32BE(position + 8);
+  b[position + size - 2] ^= 0x01; // the value's last digit: "amount-107" -> "amount-106"
+  writeFileSync(file, b);
+  const cut = encodeBatch({ baseOffset: 30n, records: [rec('l-30', 'x', T0 + 30_000), rec('l-31', 'y', T0 + 31_000), rec('l-32', 'z', T0 + 32_000)] }).subarray(0, 60);
+  const ledger = [...Array.from({ length: 10 }, (_, i) => ({ baseOffset: BigInt(i), records: [rec(`l-${i}`, 'v', T0 + i * 1000)] })), ...Array.from({ length: 5 }, (_, i) => ({ baseOffset: BigInt(25 + i), records: [rec(`l-${25 + i}`, 'v', T0 + (25 + i) * 1000)] }))];
+  buildPartition(logDir, { topic: 'ledger', segments: [{ batches: ledger, tail: cut }] }, { highWatermark: 33n, recoveryPoint: 0n });
+  return { crcPosition: position };
+}
+
+const test = base.extend<{ demo: { demoDir: string; smallDir: string; oddDir: string; crcPosition: number } }>({
   demo: async ({}, use) => {
     const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-daily-')));
     const demoDir = join(tmp, 'demo-logs');
@@ -20,7 +48,9 @@ const test = base.extend<{ demo: { demoDir: string; smallDir: string } }>({
     const smallDir = join(tmp, 'small-logs');
     const records = Array.from({ length: 70 }, (_, i) => rec(`order-${i}`, JSON.stringify({ order: i }), 1_717_000_000_000 + i * 1000));
     buildPartition(smallDir, { topic: 'orders', segments: [{ batches: singles(...records) }] }, { highWatermark: 70n });
-    await use({ demoDir, smallDir });
+    const oddDir = join(tmp, 'odd-logs');
+    const { crcPosition } = buildOddLogs(oddDir);
+    await use({ demoDir, smallDir, oddDir, crcPosition });
     rmSync(tmp, { recursive: true, force: true });
   },
 });
@@ -175,4 +205,126 @@ test('the folder suggestions close on Open, on Enter and on Escape, even when pr
   await page.waitForTimeout(700);
   await expect(list).toHaveCount(0);
   await shots(page, 'folder-field');
+});
+
+test('health: a CRC failure the records table flags is never "CRC not checked"; Verify gives no "run Verify" advice and lists the recovery note of the badge', async ({ page, bridge, demo }) => {
+  await openFolder(page, bridge.url, demo.oddDir);
+  await selectPartition(page, 'refunds-0');
+  await page.getByTestId('tab-records').click();
+  // (The first page waits for the log worker to start: slow on a loaded machine.)
+  await expect(page.locator('[data-testid=record-row][data-offset="7"] [data-testid=flag]')).toHaveText('CRC', { timeout: 30_000 });
+  const badge = page.getByTestId('health-badge');
+  await expect(badge).toContainText('CRC error');
+  await expect(badge).not.toContainText('CRC not checked');
+  await expect(badge).toHaveClass(/error/);
+  await badge.click();
+  await expect(page.getByTestId('health-details')).toContainText(`crc-mismatch`);
+  await expect(page.getByTestId('health-details')).toContainText(`@ ${demo.crcPosition}`);
+  await expect(page.locator('[data-testid=health-finding]', { hasText: 'recovery-needed' })).toHaveCount(1);
+  await shots(page, 'health-crc');
+  await badge.click();
+  await page.getByTestId('tab-verify').click();
+  await page.getByTestId('verify-run').click();
+  const crc = page.locator('[data-testid=finding-row][data-code="crc-mismatch"]');
+  await expect(crc).toHaveCount(1, { timeout: 30_000 });
+  await expect(crc).toContainText(`@ byte ${demo.crcPosition.toLocaleString('en-US')}`);
+  await expect(page.getByTestId('verify-findings')).not.toContainText(/run Verify/i);
+  await expect(page.locator('[data-testid=finding-row][data-code="recovery-needed"]')).toHaveCount(1);
+  await expect(page.getByTestId('verify-summary')).toContainText('1 note');
+  await shots(page, 'verify-notes');
+});
+
+test('hole map: the legend adds up to the summary (offsets past logEndOffset told apart) and the high watermark label stays inside the map', async ({ page, bridge, demo }) => {
+  await openFolder(page, bridge.url, demo.oddDir);
+  await selectPartition(page, 'ledger-0');
+  await page.getByTestId('tab-holes').click();
+  await expect(page.getByTestId('holes-summary')).toContainText('15 of 30 offsets in [logStartOffset, logEndOffset) hold no record', { timeout: 30_000 });
+  const legend = page.getByTestId('holes-totals');
+  await expect(legend.locator('[data-cause="compacted-between-batches"]')).toContainText('15 offsets · 1 range');
+  await expect(legend.locator('[data-cause="truncated-tail"]')).toContainText('0 offsets · 1 range (+3 past logEndOffset)');
+  const inSpan = await legend.locator('[data-in-span]').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-in-span'))));
+  expect(inSpan.reduce((a, b) => a + b, 0)).toBe(15);
+  const map = page.getByTestId('hole-map');
+  await expect(map).toHaveAttribute('data-labels', /high watermark 33/);
+  const labels = JSON.parse((await map.getAttribute('data-labels'))!) as { text: string; x0: number; x1: number }[];
+  const width = await map.evaluate((c) => (c as unknown as { clientWidth: number }).clientWidth);
+  for (const l of labels) {
+    expect(l.x0, l.text).toBeGreaterThanOrEqual(0);
+    expect(l.x1, l.text).toBeLessThanOrEqual(width);
+  }
+  await shots(page, 'holes-legend');
+});
+
+/** Types into the Monaco value editor of the composer. */
+async function typeValue(page: Page, text: string): Promise<void> {
+  await page.locator('[data-testid=value-editor] .monaco-editor .view-lines').click();
+  await page.keyboard.type(text);
+}
+
+test('edit: "New batch" keeps the value format; after a roll the Append button is there without closing the roll panel', async ({ page, bridge, demo }) => {
+  await openFolder(page, bridge.url, demo.smallDir);
+  await page.getByTestId('tab-edit').click();
+  await page.getByTestId('edit-enable-writing').click();
+  await page.getByTestId('edit-key').fill('order-70');
+  await page.getByTestId('value-mode-text').click();
+  await typeValue(page, 'plain text');
+  await page.getByTestId('edit-preview').click();
+  await expect(page.getByTestId('preview-offsets')).toHaveText('70');
+  await page.getByTestId('append-run').click();
+  await expect(page.getByTestId('append-result')).toContainText('Appended 1 record at offset 70');
+  await page.getByTestId('new-batch').click();
+  await expect(page.getByTestId('value-mode-text')).toHaveAttribute('aria-checked', 'true');
+  // Roll, then go on appending: the composer's batch previews and appends with the roll's result in view.
+  await page.getByTestId('roll-open').click();
+  await expect(page.getByTestId('roll-new-segment')).toHaveText('00000000000000000071.log');
+  await page.getByTestId('roll-run').click();
+  await expect(page.getByTestId('roll-result')).toContainText('New active segment 00000000000000000071.log');
+  await page.getByTestId('edit-key').fill('order-71');
+  await typeValue(page, 'more text');
+  await page.getByTestId('edit-preview').click();
+  await expect(page.getByTestId('preview-offsets')).toHaveText('71');
+  await expect(page.getByTestId('append-run')).toBeEnabled();
+  await shots(page, 'edit-after-roll');
+});
+
+test.describe('at 1280 × 800', () => {
+  test.use({ viewport: { width: 1280, height: 800 } });
+  test('clipped columns: every Segments column and the batches\' CRC column are in view; the hex view fits the inspector', async ({ page, bridge, demo }) => {
+    await openFolder(page, bridge.url, demo.demoDir);
+    await page.getByTestId('tab-segments').click();
+    await expect(page.locator('[data-testid=segment-row]')).toHaveCount(5);
+    await expect(page.locator('[data-testid=batch-row]').first()).toBeVisible({ timeout: 30_000 });
+    const outside = async (table: string) =>
+      page.getByTestId(table).evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const right = box.left + el.clientWidth;
+        const out: string[] = [];
+        for (const h of el.querySelectorAll('.thead > div')) {
+          const r = h.getBoundingClientRect();
+          if (r.right > right + 0.5 || h.scrollWidth > h.clientWidth) out.push(`${h.textContent} (${Math.round(r.right)} > ${Math.round(right)})`);
+        }
+        for (const row of [...el.querySelectorAll('.trow')].slice(0, 5)) for (const c of row.children) if (c.scrollWidth > c.clientWidth) out.push(`cell ${c.textContent}`);
+        return out;
+      });
+    expect(await outside('segments-table')).toEqual([]);
+    const crcHeader = page.getByTestId('batches-table').locator('.thead > div', { hasText: /^CRC$/ });
+    const crcBox = (await crcHeader.boundingBox())!;
+    const tableBox = (await page.getByTestId('batches-table').boundingBox())!;
+    expect(crcBox.x + crcBox.width).toBeLessThanOrEqual(tableBox.x + tableBox.width);
+    await shots(page, 'segments-1280');
+    await page.getByTestId('tab-records').click();
+    await page.locator('[data-testid=record-row][data-offset="3"]').click();
+    await page.getByTestId('decoder-hex').click();
+    await expect(page.locator('[data-testid=inspector-content] .view-line').first()).toContainText('00');
+    const clip = await page.getByTestId('inspector-content').evaluate((el) => {
+      const guard = el.querySelector('.overflow-guard') ?? el;
+      const right = guard.getBoundingClientRect().right;
+      let widest = 0;
+      for (const s of el.querySelectorAll('.view-line > span')) widest = Math.max(widest, s.getBoundingClientRect().right);
+      return { widest, right };
+    });
+    expect(clip.widest).toBeGreaterThan(0);
+    expect(clip.widest).toBeLessThanOrEqual(clip.right);
+    await shots(page, 'hex-1280');
+  });
 });

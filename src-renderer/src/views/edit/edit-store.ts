@@ -293,9 +293,11 @@ export const useEdit = defineStore('edit', () => {
     if (selectedId.value === id) selectedId.value = records.value[Math.min(i, records.value.length - 1)]!.id;
   }
 
-  /** Starts a new, empty batch. */
+  /** Starts a new, empty batch; its record keeps the key and value formats of the record being edited. */
   function clear(): void {
     const r = blankRecord();
+    r.keyMode = selected.value.keyMode;
+    r.valueMode = selected.value.valueMode;
     records.value = [r];
     selectedId.value = r.id;
     result.value = null;
@@ -323,6 +325,8 @@ export const useEdit = defineStore('edit', () => {
     previewing.value = true;
     error.value = null;
     result.value = null;
+    // Previewing an append leaves the roll panel (the append preview is what the user asked for).
+    rollOpen.value = false;
     try {
       const p = await api['edit.preview'](req);
       if (rev !== revision.value || req.dir !== dir.value) return;
@@ -435,6 +439,8 @@ export const useEdit = defineStore('edit', () => {
     try {
       rollDone.value = await api['edit.roll']({ dir: d, fingerprint: r.fingerprint });
       roll.value = null;
+      // Done: back to composing (the result stays shown above the append preview).
+      rollOpen.value = false;
       // Any append preview was taken before the roll.
       preview.value = null;
     } catch (err) {

@@ -341,6 +341,7 @@ export const useRecords = defineStore('records', () => {
       if (!(sets ?? flagSets.value).includes(set)) (sets ??= [...flagSets.value]).push(set);
     }
     if (sets) flagSets.value = sets;
+    noteCrcFailures(p);
     if (big > maxSize.value) maxSize.value = big;
     if (keyChars > maxKeyChars.value) maxKeyChars.value = keyChars;
     const mine = gen;
@@ -348,6 +349,26 @@ export const useRecords = defineStore('records', () => {
     performance.measure('klx:page-rows', { start: t0, end: performance.now() });
     return out;
   };
+
+  /** Batch positions of CRC failures already told to the partition header (see {@link noteCrcFailures}). */
+  let crcTold = new Set<number>();
+  /**
+   * A page met a batch failing its CRC that the partition's health (from main, before a verify) may
+   * not list yet: the summary is read again, main having remembered what the page met, so the
+   * header and the tree show the CRC error beside the flagged row.
+   */
+  function noteCrcFailures(p: Res<'log.records'>): void {
+    const explorer = useExplorer();
+    const part = explorer.partition;
+    if (!part || part.dir !== dir.value || part.health.verifiedAt !== null) return;
+    let fresh = false;
+    for (const r of p.rows) {
+      if (r.kind !== 'record' || r.crcValid !== false || crcTold.has(r.position)) continue;
+      crcTold.add(r.position);
+      fresh = true;
+    }
+    if (fresh) void explorer.refreshPartition();
+  }
 
   /** Shows a partition from its first record. */
   async function open(partitionDir: string, partitionTopic: string): Promise<void> {
@@ -366,6 +387,7 @@ export const useRecords = defineStore('records', () => {
     settle(true);
     firstPageAt.value = 0;
     flagSets.value = [];
+    crcTold = new Set();
     hasHeaders.value = false;
     maxSize.value = 0;
     maxKeyChars.value = 0;
