@@ -45,6 +45,9 @@ async function openSql(page: Page, bridge: Bridge, partition = 'prices-0', dir =
   await openFolder(page, bridge.url, dir);
   await selectPartition(page, partition);
   await page.getByTestId('tab-sql').click();
+  // The tables are the selected partition's by default (issue 14); these tests read the whole folder.
+  if (dir === logDir) await expect(page.getByTestId('sql-scope')).toHaveValue('partition');
+  if ((await page.getByTestId('sql-scope').count()) > 0) await page.getByTestId('sql-scope').selectOption('folder');
   await expect(page.locator('[data-testid=sql-table]')).toHaveCount(tables, { timeout: 30_000 });
 }
 
@@ -260,4 +263,55 @@ test.describe('real data', () => {
       ['39', '19', 'true', '18'],
     ]);
   });
+});
+
+test('the grid sorts by a header click: in the grid for a whole result, again in DuckDB with ORDER BY for a limited one; a header drag resizes its column; the tables default to the selected partition', async ({ page, bridge }) => {
+  useTempCache(bridge);
+  await openFolder(page, bridge.url, logDir);
+  await selectPartition(page, 'prices-0');
+  await page.getByTestId('tab-sql').click();
+  await expect(page.getByTestId('sql-scope')).toHaveValue('partition');
+  await expect(page.locator('[data-testid=sql-table]').filter({ hasText: 'records' })).toContainText('6', { timeout: 30_000 }); // prices-0 only
+  await typeSql(page, 'SELECT key_text, "offset" FROM records');
+  await page.getByTestId('sql-run').click();
+  await expect(page.getByTestId('sql-row-count')).toHaveText('6 rows');
+  const keyHead = page.locator('[data-testid=sql-col]').nth(0);
+  const offHead = page.locator('[data-testid=sql-col]').nth(1);
+  await offHead.click();
+  await expect(offHead).toHaveAttribute('data-sort', 'asc');
+  await offHead.click();
+  await expect(offHead).toHaveAttribute('data-sort', 'desc');
+  expect((await gridRows(page)).map((r) => r[1])).toEqual(['5', '4', '3', '2', '1', '0']);
+  await keyHead.click();
+  await expect(keyHead).toHaveAttribute('aria-sort', 'ascending');
+  expect(await gridRows(page)).toEqual([['17', '0'], ['17', '2'], ['17', '4'], ['28', '1'], ['28', '3'], ['39', '5']]);
+  await expect(page.getByTestId('sql-sorted-server')).toHaveCount(0);
+  // Resize: drag the grip at the right edge of key_text 80 px to the right.
+  const before = (await keyHead.boundingBox())!;
+  const grip = keyHead.locator('.grip');
+  const g = (await grip.boundingBox())!;
+  await page.mouse.move(g.x + g.width / 2, g.y + g.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(g.x + g.width / 2 + 80, g.y + g.height / 2, { steps: 4 });
+  await page.mouse.up();
+  expect(Math.round((await keyHead.boundingBox())!.width - before.width)).toBe(80);
+  await expect(keyHead).toHaveAttribute('aria-sort', 'ascending'); // the drag did not sort
+  // A limited result (2,000 rows, limit 100): sorting the 100 rows shown would be wrong, so the query runs again with ORDER BY.
+  await page.getByTestId('sql-limit').selectOption('100');
+  await typeSql(page, 'SELECT range AS n FROM range(2000)');
+  await page.getByTestId('sql-run').click();
+  await expect(page.getByTestId('sql-truncated')).toHaveText('limited to 100 rows');
+  const nHead = page.locator('[data-testid=sql-col]').nth(0);
+  await nHead.click();
+  await nHead.click();
+  await expect(page.getByTestId('sql-sorted-server')).toContainText('sorted by n ▼: ran again with ORDER BY');
+  await expect(nHead).toHaveAttribute('data-sort', 'desc');
+  expect((await gridRows(page)).slice(0, 3)).toEqual([['1999'], ['1998'], ['1997']]);
+  await page.screenshot({ path: `${SCREENSHOTS}/sql-sorted-light.png` });
+  const toggle = page.getByTestId('theme-toggle');
+  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
+  await page.screenshot({ path: `${SCREENSHOTS}/sql-sorted-dark.png` });
+  await nHead.click();
+  await expect(page.getByTestId('sql-sorted-server')).toHaveCount(0);
+  expect((await gridRows(page)).slice(0, 2)).toEqual([['0'], ['1']]);
 });

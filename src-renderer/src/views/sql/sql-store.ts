@@ -73,12 +73,29 @@ ORDER BY "offset"
 
 let seq = 0;
 
+/** A sort by one column of a result (a click on the grid's header). */
+export interface SqlSort {
+  column: string;
+  direction: 'asc' | 'desc';
+}
+
+/**
+ * The statement that sorts what `sql` returns by one of its columns, for a result cut at the row
+ * limit (sorting the rows shown would not give the first rows of the sorted whole): DuckDB sorts
+ * the whole result as a subquery, NULLs last as its own default does.
+ */
+export function orderedSql(sql: string, sort: SqlSort): string {
+  const base = sql.trim().replace(/;\s*$/, '');
+  return `SELECT * FROM (\n${base}\n) AS klx_sorted ORDER BY "${sort.column.replaceAll('"', '""')}" ${sort.direction === 'asc' ? 'ASC' : 'DESC'} NULLS LAST`;
+}
+
 export const useSql = defineStore('sql', () => {
   const explorer = useExplorer();
   const jobs = useJobs();
   const saved = load();
 
-  const scope = ref<SqlScope>(saved.scope ?? 'folder');
+  // The selected partition by default (issue 14): the folder only when the user picks it.
+  const scope = ref<SqlScope>('partition');
   const text = ref(saved.text ?? FIRST_TEXT);
   const limit = ref<number>(LIMITS.includes(saved.limit as (typeof LIMITS)[number]) ? saved.limit! : DEFAULT_SQL_LIMIT);
   /** Schemas by folder path. */
@@ -161,8 +178,23 @@ export const useSql = defineStore('sql', () => {
     }
   }
 
+  /** The ORDER BY the shown result ran with after a header click on a limited result (null: the statement's own order). */
+  const serverSort = ref<SqlSort | null>(null);
+  /** The statement of the shown result before any header sort was added. */
+  let sortBase: string | null = null;
+
+  /**
+   * A header click on a limited result: runs the statement again sorted by that column in DuckDB
+   * ({@link orderedSql}), or as it was (`sort` null).
+   */
+  async function sortOnServer(sort: SqlSort | null): Promise<void> {
+    const base = sortBase ?? result.value?.sql;
+    if (!base) return;
+    await run(sort ? orderedSql(base, sort) : base, { base, sort });
+  }
+
   /** Runs `sql` (default: the editor text) with the current limit; the result or error replaces the last one. */
-  async function run(sql: string = text.value): Promise<void> {
+  async function run(sql: string = text.value, sorted: { base: string; sort: SqlSort | null } | null = null): Promise<void> {
     const p = path.value;
     if (!p || sql.trim() === '') return;
     cancel();
@@ -173,6 +205,8 @@ export const useSql = defineStore('sql', () => {
     try {
       const r = await runJob('sql.query', { path: p, sql, limit: limit.value }, `SQL query on ${baseName(p)}`, key);
       result.value = { ...r, sql, path: p };
+      serverSort.value = sorted?.sort ?? null;
+      sortBase = sorted ? sorted.base : sql;
       resultStale.value = false;
       error.value = null;
       // The tables were (re)built before the query: their row counts changed.
@@ -344,6 +378,8 @@ export const useSql = defineStore('sql', () => {
 
   return {
     scope,
+    serverSort,
+    sortOnServer,
     text,
     limit,
     path,
