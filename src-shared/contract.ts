@@ -415,6 +415,60 @@ export const contract = {
     write: false,
   }),
 
+  'log.copyRecords': call({
+    doc: 'The records of one partition in the offset range [from, to] as clipboard text: `json` (an array of the export objects), `ndjson` and `csv` (the columns of log.export, as sql.export writes them), `kcat` (lines as `kcat -C -f \'Topic %t[%p], offset: %o, key: %k, payload: %S bytes: %s\\n\'` prints them, keys and values as decoded text) or `append` (`klx append --records` lines; control records left out). At most maxRecords records and about 8 MiB of text: `truncated` says more were in the range.',
+    request: z.strictObject({
+      dir: pathText,
+      from: int64,
+      /** Last offset, inclusive. */
+      to: int64,
+      format: z.enum(['json', 'ndjson', 'csv', 'kcat', 'append']),
+      isolation: z.enum(['read_uncommitted', 'read_committed']).default('read_uncommitted'),
+      maxRecords: z.number().int().min(1).max(10_000).default(10_000),
+    }),
+    response: z.object({
+      text: z.string(),
+      /** Records in the text. */
+      records: count,
+      /** Control records left out (`append`). */
+      skipped: count,
+      truncated: z.boolean(),
+    }),
+    write: false,
+  }),
+
+  'log.export': job({
+    doc: "Writes records to a NEW file the user chose (never inside an opened folder, never over an existing file) as CSV, NDJSON or Parquet (through DuckDB's COPY): the whole partition `dir`, the offsets [from, to], the times [fromTime, toTime) (as ListOffsets finds them: from the first offset at or after fromTime to before the first at or after toTime), or a list of records (a selection or a search result, each naming its partition). Columns as `klx export`: raw key, value and headers beside the decoded key and value (the folder's format choices). Progress in offsets passed; cancel removes the partial file.",
+    request: z.strictObject({
+      dir: pathText,
+      scope: z.enum(['partition', 'range', 'time', 'records']).default('partition'),
+      from: int64.optional(),
+      /** Last offset, inclusive. */
+      to: int64.optional(),
+      /** ms since the epoch. */
+      fromTime: int64.optional(),
+      toTime: int64.optional(),
+      records: z.array(z.object({ dir: pathText, offset: int64 })).max(10_000).optional(),
+      format: z.enum(['csv', 'ndjson', 'parquet']),
+      /** The file to write: absolute or `~`-relative; its folder must exist. */
+      out: pathText,
+      isolation: z.enum(['read_uncommitted', 'read_committed']).default('read_uncommitted'),
+    }),
+    result: z.object({
+      /** The real path written. */
+      out: z.string(),
+      format: z.enum(['csv', 'ndjson', 'parquet']),
+      records: count,
+      bytes: count,
+      partitions: count,
+      /** The offsets the export covered (a time scope resolved), inclusive; null for `records`. */
+      from: int64.nullable(),
+      to: int64.nullable(),
+      elapsedMs: z.number(),
+    }),
+    write: false,
+  }),
+
   // -------------------------------------------------------------------------------------------
   // cleanup.*: retention and compaction from the app (handlers in src-main/api/cleanup/cleanup.ts).
   // CLEANUP-ENTRIES

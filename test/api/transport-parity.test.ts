@@ -93,6 +93,15 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'a hit', request: { dir: orders, text: 'B' } },
     { name: 'empty text', request: { dir: orders, text: '' } },
   ],
+  'log.copyRecords': [
+    { name: 'ndjson across the hole', request: { dir: orders, from: '0', to: '2', format: 'ndjson' } },
+    { name: 'append lines', request: { dir: orders, from: '0', to: '3', format: 'append' } },
+  ],
+  // Only refusals: a written file would make the second call's target exist already.
+  'log.export': [
+    { name: 'inside the opened folder', request: { dir: orders, format: 'csv', out: join(orders, 'x.csv') } },
+    { name: 'a relative path', request: { dir: orders, format: 'ndjson', out: 'x.ndjson' } },
+  ],
   // CLEANUP-ROWS
   'cleanup.plan': [
     { name: 'a compaction plan', request: { dir: orders, operation: 'compaction', now: '100000' } },

@@ -17,6 +17,7 @@ import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts'
 import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
 import type { FormatChoices } from '../../engine/decode/format.ts';
 import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
+import { exportSpan, recordsAsText, writeExport, type ExportSource } from '../../engine/sql/record-export.ts';
 import type { JobResult, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { LogCache, type CountFacts, type VerifyFacts } from '../core/log-cache.ts';
 import { WorkerPool } from '../core/worker-pool.ts';
@@ -77,6 +78,52 @@ function decoderFor(a: LogTaskArgs<unknown>): RecordDecoder {
   return d;
 }
 
+/** Another partition of the task's folder (an export of a search result across partitions), from this thread's cache. */
+function partitionAtDir(a: LogTaskArgs<unknown>, dir: string) {
+  void partitionOf(a);
+  return cache.partition(dir);
+}
+
+/** Most characters of a copy's text (about 8 MiB of UTF-16). */
+export const COPY_MAX_CHARS = 4 * 1024 * 1024;
+
+/** A `log.export` request with its paths resolved on the main thread (`out` checked: new, outside every opened folder). */
+export type ExportTaskReq = ParsedReq<'log.export'> & { out: string };
+
+/** The export's sources: the partition, an offset or time range of it, or the listed records grouped by partition. */
+async function exportSources(a: LogTaskArgs<ExportTaskReq>): Promise<{ sources: ExportSource[]; from: bigint | null; to: bigint | null }> {
+  const req = a.req;
+  const log = partitionOf(a);
+  if (req.scope === 'records') {
+    const byDir = new Map<string, bigint[]>();
+    for (const r of req.records ?? []) {
+      const list = byDir.get(r.dir) ?? [];
+      list.push(offsetOf(r.offset));
+      byDir.set(r.dir, list);
+    }
+    return { sources: [...byDir].map(([dir, offsets]) => ({ log: partitionAtDir(a, dir), offsets })), from: null, to: null };
+  }
+  let from = log.logStartOffset;
+  let to = log.logEndOffset - 1n;
+  if (req.scope === 'range') {
+    if (req.from !== undefined) from = offsetOf(req.from);
+    if (req.to !== undefined) to = offsetOf(req.to);
+  } else if (req.scope === 'time') {
+    // As ListOffsets answers a time (Kafka's UnifiedLog.fetchOffsetByTimestamp): the first offset whose record's timestamp is at or after it.
+    if (req.fromTime !== undefined) {
+      const hit = await offsetForTimestamp(log, offsetOf(req.fromTime));
+      from = hit ? hit.offset : log.logEndOffset;
+    }
+    if (req.toTime !== undefined) {
+      const hit = await offsetForTimestamp(log, offsetOf(req.toTime));
+      if (hit) to = hit.offset - 1n;
+    }
+  }
+  if (from < log.logStartOffset) from = log.logStartOffset;
+  if (to > log.logEndOffset - 1n) to = log.logEndOffset - 1n;
+  return { sources: [{ log, from, to }], from, to };
+}
+
 /** A job context for the engine's job functions on this thread. */
 function jobOf(run: TaskRun): JobContext {
   return { jobId: '', readOnly: true, signal: run.signal, progress: (p) => run.progress(p) };
@@ -127,6 +174,29 @@ export const logTasks = {
       logs.sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0)));
     }
     return searchJob(logs.map((log) => ({ log, decoder: decoderFor(a) })), a.req, jobOf(run));
+  },
+  copy: (a: LogTaskArgs<ParsedReq<'log.copyRecords'>>): Promise<Res<'log.copyRecords'>> =>
+    recordsAsText([{ log: partitionOf(a), from: offsetOf(a.req.from), to: offsetOf(a.req.to) }], a.req.format, {
+      decoder: decoderFor(a),
+      isolation: a.req.isolation,
+      maxRecords: a.req.maxRecords,
+      maxChars: COPY_MAX_CHARS,
+    }),
+  export: async (a: LogTaskArgs<ExportTaskReq>, run: TaskRun): Promise<JobResult<'log.export'>> => {
+    const { sources, from, to } = await exportSources(a);
+    const total = exportSpan(sources);
+    let bytes = 0;
+    run.progress({ phase: 'reading records', done: 0, total: Number(total), bytes: 0 });
+    const summary = await writeExport(sources, {
+      format: a.req.format,
+      out: a.req.out,
+      isolation: a.req.isolation,
+      decoder: decoderFor(a),
+      signal: run.signal,
+      onProgress: (p) => run.progress({ phase: `reading records: ${p.records} so far`, done: Number(p.offsets), total: Number(total), bytes: (bytes = p.records) }),
+      onConvert: () => run.progress({ phase: 'writing Parquet (DuckDB)', done: Number(total), total: Number(total), bytes }),
+    });
+    return { out: summary.out, format: summary.format, records: summary.records, bytes: summary.bytes, partitions: summary.partitions, from: from === null ? null : s(from), to: to === null ? null : s(to), elapsedMs: summary.elapsedMs };
   },
 } as const;
 

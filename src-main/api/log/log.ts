@@ -14,14 +14,17 @@
  * (`log-tasks.ts`, `core/worker-pool.ts`): this thread only resolves and checks the path, sends the
  * task and forwards progress, so a slow or hostile input never blocks other calls or `job.cancel`.
  */
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
+import { KlxError } from '../../engine/errors.ts';
 import { segmentFileName } from '../../engine/files/file-names.ts';
 import { crcMismatchText } from '../../engine/format/crc.ts';
 import { openPath } from '../../engine/log/log-dir.ts';
+import { isInsideDir, realpathLenient } from '../core/paths.ts';
 import type { JobResult, MethodName, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { logCacheOf } from '../core/log-cache.ts';
-import { logPool, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
+import { logPool, type ExportTaskReq, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
 import { logDirSummaryOf, partitionSummaryOf, segmentRowsOf } from './log-summary.ts';
 import type { ApiContext, CallContext, DomainHandlers, JobContext } from '../core/types.ts';
 
@@ -47,6 +50,24 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
     const job = 'signal' in call ? call : undefined;
     const args: LogTaskArgs<unknown> = { dir, root, choices: decoders.choices(root), generation: cache.generation, decodeEpoch, req };
     return logPool().run<R>(kind, args, { signal: job?.signal, onProgress: job ? (p) => job.progress(p) : undefined, affinity: dir, label: `${kind} of ${dir}` });
+  };
+
+  /**
+   * Where an export may write: `out` (`~` expanded, else absolute) as a real path whose folder
+   * exists, that is no existing file and lies inside no opened folder (opening is read-only: an
+   * export never adds files to a log folder).
+   * @throws KlxError `invalid-argument` naming the path and the reason.
+   */
+  const exportTarget = async (out: string): Promise<string> => {
+    const typed = out === '~' ? ctx.homeDir : out.startsWith('~/') ? join(ctx.homeDir, out.slice(2)) : out;
+    if (!isAbsolute(typed)) throw new KlxError('invalid-argument', `export to ${JSON.stringify(out)}: give a full path (or one starting with ~/)`);
+    const real = await realpathLenient(typed);
+    const folder = await stat(dirname(real)).catch(() => null);
+    if (!folder?.isDirectory()) throw new KlxError('invalid-argument', `the folder ${dirname(real)} does not exist: an export goes into an existing folder`, { file: real });
+    if (await stat(real).then(() => true, () => false)) throw new KlxError('invalid-argument', `a file of that name exists; an export never overwrites: choose a new name`, { file: real });
+    const inside = ctx.session.opened().find((root) => isInsideDir(real, root));
+    if (inside) throw new KlxError('invalid-argument', `that is inside the opened folder ${inside}, which the app only reads; choose a folder outside it`, { file: real });
+    return real;
   };
 
   return {
@@ -113,6 +134,20 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
       const { result, facts } = await inWorker<VerifyTaskResult>('verify', req, job);
       if (facts) cache.setVerify(log, facts);
       return result;
+    },
+
+    /** Clipboard text of an offset range (`log-tasks.ts` copy, `engine/sql/record-export.ts`). */
+    'log.copyRecords': async (req, call) => inWorker('copy', req, call),
+
+    /**
+     * Export to a file on the log worker (Parquet through DuckDB there too). Errors: `invalid-argument`
+     * (the output: see exportTarget; a record's partition outside the opened folders), `cancelled`, `io-error`.
+     */
+    'log.export': async (req, job) => {
+      const out = await exportTarget(req.out);
+      const records = req.records ? await Promise.all(req.records.map(async (r) => ({ dir: await ctx.session.resolve(r.dir, job), offset: r.offset }))) : undefined;
+      const task: ExportTaskReq = { ...req, out, ...(records ? { records } : {}) };
+      return inWorker<JobResult<'log.export'>>('export', task, job);
     },
 
     /** Search: the partitions of the scope in a stable order (topic, partition, folder), listed and searched on the worker. Errors: `invalid-argument` (no text nor condition, a bad condition, topic scope on a folder that is not a partition). */
