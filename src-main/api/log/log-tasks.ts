@@ -17,7 +17,10 @@ import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts'
 import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
 import type { FormatChoices } from '../../engine/decode/format.ts';
 import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
-import { exportSpan, recordsAsText, writeExport, type ExportSource } from '../../engine/sql/record-export.ts';
+import type { ExportSource } from '../../engine/sql/record-export.ts';
+
+/** The records export, loaded on a thread's first copy or export only (it brings DuckDB: other tasks never pay for it). */
+const recordExport = () => import('../../engine/sql/record-export.ts');
 import type { JobResult, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { LogCache, type CountFacts, type VerifyFacts } from '../core/log-cache.ts';
 import { WorkerPool } from '../core/worker-pool.ts';
@@ -175,14 +178,15 @@ export const logTasks = {
     }
     return searchJob(logs.map((log) => ({ log, decoder: decoderFor(a) })), a.req, jobOf(run));
   },
-  copy: (a: LogTaskArgs<ParsedReq<'log.copyRecords'>>): Promise<Res<'log.copyRecords'>> =>
-    recordsAsText([{ log: partitionOf(a), from: offsetOf(a.req.from), to: offsetOf(a.req.to) }], a.req.format, {
+  copy: async (a: LogTaskArgs<ParsedReq<'log.copyRecords'>>): Promise<Res<'log.copyRecords'>> =>
+    (await recordExport()).recordsAsText([{ log: partitionOf(a), from: offsetOf(a.req.from), to: offsetOf(a.req.to) }], a.req.format, {
       decoder: decoderFor(a),
       isolation: a.req.isolation,
       maxRecords: a.req.maxRecords,
       maxChars: COPY_MAX_CHARS,
     }),
   export: async (a: LogTaskArgs<ExportTaskReq>, run: TaskRun): Promise<JobResult<'log.export'>> => {
+    const { exportSpan, writeExport } = await recordExport();
     const { sources, from, to } = await exportSources(a);
     const total = exportSpan(sources);
     let bytes = 0;

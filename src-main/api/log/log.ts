@@ -14,8 +14,9 @@
  * (`log-tasks.ts`, `core/worker-pool.ts`): this thread only resolves and checks the path, sends the
  * task and forwards progress, so a slow or hostile input never blocks other calls or `job.cancel`.
  */
-import { stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join } from 'node:path';
+import { rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import { segmentFileName } from '../../engine/files/file-names.ts';
 import { crcMismatchText } from '../../engine/format/crc.ts';
@@ -147,7 +148,19 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
       const out = await exportTarget(req.out);
       const records = req.records ? await Promise.all(req.records.map(async (r) => ({ dir: await ctx.session.resolve(r.dir, job), offset: r.offset }))) : undefined;
       const task: ExportTaskReq = { ...req, out, ...(records ? { records } : {}) };
-      return inWorker<JobResult<'log.export'>>('export', task, job);
+      try {
+        return await inWorker<JobResult<'log.export'>>('export', task, job);
+      } catch (err) {
+        // The task removes its partial output when it stops, but the pool terminates a cancelled
+        // task that does not stop within its grace time: remove what it may have left (out did not
+        // exist before: exportTarget), now and once more after the thread is surely gone.
+        for (const wait of [0, 300]) {
+          if (wait) await sleep(wait);
+          await rm(out, { force: true, recursive: true }).catch(() => undefined);
+          await rm(join(dirname(out), `.${basename(out)}.klx-staging.ndjson`), { force: true }).catch(() => undefined); // record-export.ts stagingPathOf (not imported here: it loads DuckDB)
+        }
+        throw err;
+      }
     },
 
     /** Search: the partitions of the scope in a stable order (topic, partition, folder), listed and searched on the worker. Errors: `invalid-argument` (no text nor condition, a bad condition, topic scope on a folder that is not a partition). */

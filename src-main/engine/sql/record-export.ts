@@ -250,7 +250,7 @@ export async function writeExport(sources: readonly ExportSource[], opts: WriteE
   if (opts.partitionBy && opts.format !== 'parquet') throw new KlxError('invalid-argument', 'partitioning by topic and partition is for Parquet only');
   const partitions = new Set(sources.map((s) => s.log.dir)).size;
   const staged = opts.format === 'parquet' || opts.where !== undefined;
-  const target = staged ? join(dirname(opts.out), `.${basename(opts.out)}.klx-staging.ndjson`) : opts.out;
+  const target = staged ? stagingPathOf(opts.out) : opts.out;
   let records = 0;
   let ok = false;
   const sink = new FileLineSink(target);
@@ -274,6 +274,11 @@ export async function writeExport(sources: readonly ExportSource[], opts: WriteE
     if (!ok) await rm(opts.out, { force: true, recursive: opts.partitionBy === true });
   }
   return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started };
+}
+
+/** The staging file of an export to `out` (beside it, hidden: `.<name>.klx-staging.ndjson`). */
+export function stagingPathOf(out: string): string {
+  return join(dirname(out), `.${basename(out)}.klx-staging.ndjson`);
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -256,6 +256,14 @@ export const useRecords = defineStore('records', () => {
   const viewportRows = ref(30);
   const viewportExact = ref(30);
   const selectedKey = ref<string | null>(null);
+  /**
+   * The selected records as an offset range (issue 14): a click selects one record, Shift+click or
+   * Shift+↑/↓ extends from the anchor (the last record clicked), Ctrl+A takes [logStartOffset,
+   * logEndOffset − 1]. Offsets, not rows: a selection may reach far beyond the loaded window (copy
+   * and export ask main for the range). Hole rows are never selected; null: nothing selected.
+   */
+  const selection = ref<{ from: bigint; to: bigint; all: boolean } | null>(null);
+  let anchor: bigint | null = null;
   const loadingForward = ref(false);
   const loadingBackward = ref(false);
   const jumping = ref(false);
@@ -384,6 +392,8 @@ export const useRecords = defineStore('records', () => {
     rows.value = [];
     rowBase.value = 0;
     selectedKey.value = null;
+    selection.value = null;
+    anchor = null;
     settle(true);
     firstPageAt.value = 0;
     flagSets.value = [];
@@ -457,6 +467,7 @@ export const useRecords = defineStore('records', () => {
       else if (target === 'start') top.value = 0;
       else top.value = Math.min(maxTop(), Math.max(0, focus - Math.floor(viewportRows.value / 4)));
       selectedKey.value = next[focus]?.key ?? null;
+      pick(next[focus], false);
       settle(true);
       void ensure();
     } catch (err) {
@@ -543,8 +554,41 @@ export const useRecords = defineStore('records', () => {
     void ensure();
   }
 
-  /** Moves the selection by `delta` rows, keeping it on screen. */
-  function moveSelection(delta: number): void {
+  /**
+   * Makes `row` the selection (a record; a hole row clears it), or with `extend` stretches the
+   * selection from the anchor to it.
+   */
+  function pick(row: DisplayRow | undefined, extend: boolean): void {
+    if (!row) return;
+    if (row.kind !== 'record') {
+      if (!extend) {
+        selection.value = null;
+        anchor = null;
+      }
+      return;
+    }
+    if (extend && anchor !== null) {
+      selection.value = { from: anchor < row.from ? anchor : row.from, to: anchor > row.from ? anchor : row.from, all: false };
+      return;
+    }
+    anchor = row.from;
+    selection.value = { from: row.from, to: row.from, all: false };
+  }
+
+  /** Whether a row is in the selection (records only). */
+  function isPicked(row: DisplayRow): boolean {
+    const s = selection.value;
+    return s !== null && row.kind === 'record' && row.from >= s.from && row.from <= s.to;
+  }
+
+  /** Ctrl+A: every record of the partition, [logStartOffset, logEndOffset − 1]. */
+  function selectAll(): void {
+    if (logEnd.value <= logStart.value) return;
+    selection.value = { from: logStart.value, to: logEnd.value - 1n, all: true };
+  }
+
+  /** Moves the selection by `delta` rows, keeping it on screen (`extend`: Shift held, the selection grows from its anchor). */
+  function moveSelection(delta: number, extend = false): void {
     const n = rows.value.length;
     if (n === 0) return;
     // A selection scrolled off screen: move from the first row on screen instead.
@@ -553,6 +597,7 @@ export const useRecords = defineStore('records', () => {
     const cur = onScreen ? sel : Math.floor(top.value) + (delta < 0 ? viewportRows.value : 0);
     const i = Math.min(n - 1, Math.max(0, cur + delta));
     selectedKey.value = rows.value[i]!.key;
+    pick(rows.value[i], extend);
     settle(false);
     reveal(i);
     void ensure();
@@ -565,8 +610,10 @@ export const useRecords = defineStore('records', () => {
     else if (i + 1 > top.value + full) top.value = Math.min(maxTop(), i + 1 - full);
   }
 
-  function select(key: string): void {
+  /** Selects the row of `key` (`extend`: Shift+click, the selection grows from its anchor). */
+  function select(key: string, extend = false): void {
     selectedKey.value = key;
+    pick(rows.value.find((r) => r.key === key), extend);
     settle(true);
   }
 
@@ -600,6 +647,9 @@ export const useRecords = defineStore('records', () => {
     top,
     viewportRows,
     selectedKey,
+    selection,
+    isPicked,
+    selectAll,
     selectedIndex,
     selected,
     loadingForward,
