@@ -43,7 +43,8 @@ async function shots(page: Page, name: string): Promise<void> {
   for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'light'; i++) await toggle.click();
 }
 
-const clipboard = (page: Page): Promise<string> => page.evaluate(() => navigator.clipboard.readText());
+/** The page's clipboard text (the page's `navigator`; this file is typechecked without the DOM lib). */
+const clipboard = (page: Page): Promise<string> => page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
 /** JSON.parse keeping integers beyond 2^53 as their digits. */
 const parseExact = (t: string): unknown => JSON.parse(t.replace(/(?<=[:\[,])(-?\d{16,})(?=[,}\]])/g, '"$1"'));
 
