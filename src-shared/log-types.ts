@@ -108,6 +108,24 @@ export const recordCounts = z.object({
   emptyBatches: count,
 });
 
+/**
+ * Leftovers of an interrupted cleaner, segment split or retention (`.swap`, `.cleaned`, `.deleted`)
+ * and what a broker does with them at startup (Kafka's `LogLoader.load`): the explorer shows the
+ * segments on disk, the pre-swap ones, until `klx repair` completes the swap.
+ */
+export const pendingSwaps = z.object({
+  /** What is pending, what a broker does with it, what is shown meanwhile: one paragraph. */
+  notice: z.string(),
+  /** Valid `.log.swap` file names a broker renames to `.log`. */
+  swapFiles: z.array(z.string()),
+  /** Base offsets of the segments shown now that a broker deletes for the swaps. */
+  replacedSegments: z.array(int64),
+  /** [from, to): the offsets whose segment files a broker deletes; null without a valid `.log.swap`. */
+  range: z.object({ from: int64, to: int64 }).nullable(),
+  /** `.swap` / `.cleaned` / `.deleted` file names a broker deletes. */
+  deletedFiles: z.array(z.string()),
+});
+
 /** A partition folder as listed by `log.open` and `log.partition`. */
 export const partitionSummary = z.object({
   /** Absolute real path of the partition folder (pass it to the other `log.*` methods). */
@@ -137,6 +155,8 @@ export const partitionSummary = z.object({
   configNotes: z.array(z.string()),
   leaderEpochs: z.array(z.object({ epoch: z.number().int(), startOffset: int64 })),
   problems: z.array(openProblem),
+  /** Null when the folder holds no `.swap`, `.cleaned` or `.deleted` file. */
+  pendingSwaps: pendingSwaps.nullable(),
   health: partitionHealth,
   /** Compacted topics only. */
   dirtyRatio: dirtyRatio.nullable(),
@@ -374,6 +394,7 @@ export type OpenProblem = z.infer<typeof openProblem>;
 export type ReadProblem = z.infer<typeof readProblem>;
 export type DirtyRatio = z.infer<typeof dirtyRatio>;
 export type PartitionHealth = z.infer<typeof partitionHealth>;
+export type PendingSwaps = z.infer<typeof pendingSwaps>;
 export type RecordCounts = z.infer<typeof recordCounts>;
 export type PartitionSummary = z.infer<typeof partitionSummary>;
 export type LogDirSummary = z.infer<typeof logDirSummary>;

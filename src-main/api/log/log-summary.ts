@@ -17,7 +17,7 @@ import { formatConfigValue, type TopicConfigKey } from '../../engine/log/topic-c
 import { indexFileFindings, quickCheckPartition, readSegmentIndexes, segmentRefs, tailCheckPartition } from '../../engine/log/quick-check.ts';
 import type { Finding as EngineFinding } from '../../engine/log/findings.ts';
 import { KlxError } from '../../engine/errors.ts';
-import type { DirtyRatio, Finding, IndexFileInfo, LogDirSummary, PartitionHealth, PartitionSummary, SegmentRow, Severity } from '../../../src-shared/log-types.ts';
+import type { DirtyRatio, Finding, IndexFileInfo, LogDirSummary, PartitionHealth, PartitionSummary, PendingSwaps, SegmentRow, Severity } from '../../../src-shared/log-types.ts';
 import type { CountFacts, VerifyFacts } from '../core/log-cache.ts';
 import { findingOf, openProblemOf, s, sn } from './log-wire.ts';
 
@@ -155,10 +155,34 @@ export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFa
     configNotes: [...cfg.notes],
     leaderEpochs: log.leaderEpochs.map((e) => ({ epoch: e.epoch, startOffset: s(e.startOffset) })),
     problems: log.problems.map(openProblemOf),
+    pendingSwaps: pendingSwapsSummaryOf(log),
     health: healthOf(log, facts.verify, facts.crcSeen),
     dirtyRatio: dirtyRatioOf(log),
     counts: facts.counts ? { ...facts.counts } : null,
   };
+}
+
+/**
+ * The partition's leftovers of an interrupted cleaner, split or retention and what a broker does
+ * with them (`PartitionLog.pendingSwaps`, Kafka's `LogLoader.load`), or null when there are none.
+ * A `.log.swap` that cannot be read is said so in the notice (never thrown).
+ */
+export function pendingSwapsSummaryOf(log: PartitionLog): PendingSwaps | null {
+  try {
+    const p = log.pendingSwaps;
+    if (!p) return null;
+    return {
+      notice: p.notice,
+      swapFiles: p.swaps.map((x) => x.name),
+      replacedSegments: p.replacedSegments.map(s),
+      range: p.range ? { from: s(p.range.from), to: s(p.range.to) } : null,
+      deletedFiles: [...p.incompleteSplit, ...p.cleaned, ...p.deleted].map((f) => f.name),
+    };
+  } catch (err) {
+    const k = err instanceof KlxError ? err : new KlxError('io-error', String(err));
+    const swaps = log.listing.transient.filter((t) => t.suffix === 'swap').map((t) => t.name);
+    return { notice: `Leftover .swap files of an interrupted cleaner or split (${swaps.join(', ')}) that could not be read (${k.reason}): what a broker does with them at startup (LogLoader.load) is not known; the records shown are those of the segments on disk.`, swapFiles: swaps, replacedSegments: [], range: null, deletedFiles: [] };
+  }
 }
 
 function metaOf(meta: MetaProperties | null): LogDirSummary['meta'] {

@@ -19,6 +19,12 @@
  * CODE: reason (file position P)`, JSON `{"type":"problem","fromOffset","toOffset",...}`), reading
  * goes on, and the command exits 1 at the end.
  *
+ * Leftovers of an interrupted cleaner, split or retention (`.swap`, `.cleaned`, `.deleted`): the
+ * records printed are those of the segments on disk (the pre-swap ones); the first line says what
+ * is pending and what a broker does with it at startup (`LogLoader.load`, see
+ * engine/log/pending-swaps.ts): text `-- note: ...`, JSON `{"type":"notice","code":"pending-swaps",
+ * "message","swapFiles","replacedSegments","range"}`.
+ *
  * Keys and values are decoded by the decode layer (`--key-format` / `--value-format`, default: the
  * format saved in the app for the topic (its `decode-choices.json`), else `auto`;
  * schemas from the `_schemas` partitions beside the partition and `--schemas PATH`): the text lines
@@ -40,6 +46,7 @@ import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
 import { crcAlgorithm } from '../../engine/format/crc.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import type { PendingSwaps } from '../../engine/log/pending-swaps.ts';
 import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
 import { OutputWriter } from '../output.ts';
 import { preview } from './dump.ts';
@@ -205,6 +212,18 @@ export function problemJson(p: ReadProblem): Record<string, unknown> {
   return { type: 'problem', ...rest, ...(fromOffset !== undefined && toOffset !== undefined ? { fromOffset: int64Json(fromOffset), toOffset: int64Json(toOffset) } : {}) };
 }
 
+/** The JSON `notice` line of a partition's pending swaps (offsets as int64 JSON). */
+export function pendingSwapsJson(p: PendingSwaps): Record<string, unknown> {
+  return {
+    type: 'notice',
+    code: 'pending-swaps',
+    message: p.notice,
+    swapFiles: p.swaps.map((s) => s.name),
+    replacedSegments: p.replacedSegments.map(int64Json),
+    range: p.range ? { from: int64Json(p.range.from), to: int64Json(p.range.to) } : null,
+  };
+}
+
 /** Text line of a problem met while reading (written to stderr). */
 export function problemText(p: ReadProblem): string {
   return `klx: warning: ${p.file}: position ${p.position}: ${p.reason}`;
@@ -226,6 +245,8 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   const out = new OutputWriter(process.stdout);
   const { decoder: dec, notes } = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
   for (const n of notes) process.stderr.write(`klx: note: ${n}\n`);
+  const pending = log.pendingSwaps;
+  if (pending) await out.line(opts.json ? JSON.stringify(pendingSwapsJson(pending)) : `-- note: ${pending.notice}`);
   const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo, onCorrupt: opts.skipCorrupt ? 'flag' : 'stop' } as const;
   let last: FetchResult | null = null;
   let printed = 0;

@@ -17,6 +17,11 @@
  * ±(2^53 − 1) as a decimal string, TIMESTAMP as ISO-8601); `--csv`: RFC 4180 with a header line
  * (BLOB as base64, nested values as JSON). Errors (refused statements, DuckDB's syntax errors with
  * their `LINE n:` and caret) go to stderr with exit status 1.
+ *
+ * A partition holding leftovers of an interrupted cleaner, split or retention (`.swap`, `.cleaned`,
+ * `.deleted`) is shown as its segments on disk (the pre-swap ones); what is pending and what a
+ * broker does with it at startup (`LogLoader.load`) follows the rows as `(note: PARTITION: ...)`,
+ * or goes to stderr as `klx: note: PARTITION: ...` under `--json` / `--csv`.
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -76,8 +81,11 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
     const batches = reads1.batches - reads0.batches;
     const cost = batches > 0 ? `; values read back from ${batches} batch${batches === 1 ? '' : 'es'} (${mib(reads1.bytes - reads0.bytes)}) of the log` : '';
     if (!opts.json && !opts.csv) await out.line(`(${shown} row${shown === 1 ? '' : 's'}${more ? `; more not shown, --limit ${limit}` : ''}${cost})`);
+    const notes = session.pendingSwaps();
+    if (!opts.json && !opts.csv) for (const n of notes) await out.line(`(note: ${n.partition}: ${n.notice})`);
     await out.end();
     if (more && (opts.json || opts.csv)) process.stderr.write(`klx: output stopped at --limit ${limit} rows\n`);
+    if (opts.json || opts.csv) for (const n of notes) process.stderr.write(`klx: note: ${n.partition}: ${n.notice}\n`);
   } finally {
     progress.clear();
     process.removeListener('SIGINT', onSigint);

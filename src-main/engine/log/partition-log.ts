@@ -18,6 +18,7 @@ import { listPartitionDir, parsePartitionDirName, type PartitionListing, type Tr
 import { readLeaderEpochCheckpoint, readOffsetCheckpoint, readPartitionMetadata, type EpochEntry as LeaderEpochEntry } from '../files/checkpoint.ts';
 import { LogSegment } from '../segment/log-segment.ts';
 import { policyOr, refusedLinkReason, refusedLinkTarget, type SymlinkPolicy } from '../files/symlinks.ts';
+import { pendingSwapsOf, type PendingSwaps } from './pending-swaps.ts';
 import { resolveTopicConfig, type ResolvedTopicConfig, type TopicConfig } from './topic-config.ts';
 
 /** A problem noticed while opening (never thrown: the log still opens). */
@@ -108,6 +109,7 @@ export class PartitionLog {
   readonly topicId: string | null;
   readonly config: ResolvedTopicConfig;
   readonly problems: OpenProblem[];
+  private cachedPendingSwaps?: PendingSwaps | null;
 
   private constructor(dir: string, topic: string, partition: number, kind: PartitionLog['kind'], listing: PartitionListing, checkpoints: LogDirCheckpoints, opts: OpenPartitionOptions) {
     this.dir = dir;
@@ -167,6 +169,17 @@ export class PartitionLog {
     }
     const checkpoints = opts.checkpoints ?? readLogDirCheckpoints(dirname(abs), opts.symlinks);
     return new PartitionLog(abs, parsed.topic, parsed.partition, parsed.kind, listing, checkpoints, opts);
+  }
+
+  /**
+   * The leftovers of an interrupted cleaner, split or retention (`.swap`, `.cleaned`, `.deleted`)
+   * and what a broker does with them at startup (`LogLoader.load`, see pending-swaps.ts), or null
+   * when there are none. Read on first use (the end of each `.log.swap`), then kept.
+   * @throws KlxError `io-error` when a `.log.swap` cannot be read.
+   */
+  get pendingSwaps(): PendingSwaps | null {
+    if (this.cachedPendingSwaps === undefined) this.cachedPendingSwaps = pendingSwapsOf(this.dir, this.listing);
+    return this.cachedPendingSwaps;
   }
 
   /** The newest segment (the only one appended to), or null when the folder has no segment. */
@@ -243,7 +256,8 @@ export function leftoverFileMeaning(listing: PartitionListing, t: TransientFile)
   if (minCleaned !== null && t.baseOffset !== undefined && t.baseOffset >= minCleaned) {
     return `part of an incomplete split (base offset ≥ ${minCleaned}, the smallest .cleaned base offset): a broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles, KAFKA-6264), and so does repair; the original segment stays`;
   }
-  if (t.kind !== undefined && t.kind !== 'log') return 'the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair';
+  if (t.kind !== undefined && t.kind !== 'log') return 'the index of a swapped-in segment: a broker renames it to its final name at startup (LogLoader.load, Kafka 3.0+; older brokers deleted it); repair deletes it and writes the index again from the .log';
+  if (t.size === 0) return 'swap output holding no batch: a broker renames it over the segment of its name at startup (LogLoader.load), leaving that segment empty; repair deletes it and keeps the segment';
   return 'complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments';
 }
 

@@ -11,7 +11,10 @@
  *    whose base offset lies in `[min swap base, max swap end)` are deleted, then the swaps are renamed
  *    to their final names — in **descending** base order, so that after a crash the range computed
  *    from the swaps still left never covers a segment already renamed. Index `.swap` files are
- *    deleted and the indexes rebuilt from the new `.log` (they are derived data).
+ *    deleted and the indexes rebuilt from the new `.log` (they are derived data; a broker since
+ *    Kafka 3.0 renames them instead, before 3.0 it deleted them too). A `.swap` holding no batch
+ *    replaces nothing and is deleted, keeping the segment of its name (a broker renames it over
+ *    that segment, emptying it). The classification is pending-swaps.ts's, shared with the notices.
  * 3. Orphan indexes (pass 3) are deleted; a segment with a missing, corrupt, stale or untrimmed
  *    index gets its indexes rebuilt.
  * 4. Which segments a broker recovers (`LogLoader.recoverLog`, `LogLoader.loadSegmentFiles`):
@@ -231,13 +234,6 @@ function readRange(file: string, position: number, length: number): Buffer {
   }
 }
 
-/** Offset after the last batch of a `.log` (any CRC), or `base` when none: Kafka's `readNextOffset` for a swap file. */
-function nextOffsetOfFile(log: string, base: bigint): bigint {
-  let next = base;
-  for (const e of scanLogFile(log, { verifyCrc: false, resync: false })) if (e.type === 'batch') next = e.header.lastOffset + 1n;
-  return next;
-}
-
 function sameBytes(a: Uint8Array | null, b: Uint8Array): boolean {
   return a !== null && Buffer.compare(a, b) === 0;
 }
@@ -282,45 +278,33 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
 
   // Pass 1: temp files, .deleted, incomplete swaps, .cleaned.
   for (const t of l.transient.filter((t) => t.suffix === 'tmp')) del(t.name, 'temp', 'partially written replacement left by an interrupted write (the real file is intact)');
-  for (const t of l.transient.filter((t) => t.suffix === 'deleted')) del(t.name, 'deleted', 'already removed from the log; a broker deletes .deleted files at startup');
-  const cleaned = l.transient.filter((t) => t.suffix === 'cleaned');
-  const minCleaned = cleaned.reduce<bigint | null>((m, t) => (t.baseOffset !== undefined && (m === null || t.baseOffset < m) ? t.baseOffset : m), null);
-  const swaps = l.transient.filter((t) => t.suffix === 'swap');
-  const validSwaps = swaps.filter((s) => {
-    if (minCleaned !== null && s.baseOffset !== undefined && s.baseOffset >= minCleaned) {
-      del(s.name, 'incomplete-swap', `part of an incomplete split: base offset ≥ ${minCleaned}, the smallest .cleaned base (the original segment is still there)`);
-      return false;
-    }
-    return true;
-  });
-  for (const c of cleaned) del(c.name, 'cleaned', 'incomplete cleaner or split output (the original segments are still there)');
+  for (const t of l.transient.filter((t) => t.suffix === 'deleted')) del(t.name, 'deleted', 'already removed from the log; a broker deletes .deleted files at startup (LogLoader.removeTempFilesAndCollectSwapFiles)');
+  // LogLoader.removeTempFilesAndCollectSwapFiles and the swap range: shared with the notices (pending-swaps.ts).
+  const pending = log.pendingSwaps;
+  const minCleaned = pending?.minCleaned ?? null;
+  for (const s of pending?.incompleteSplit ?? []) del(s.name, 'incomplete-swap', `part of an incomplete split: base offset ≥ ${minCleaned}, the smallest .cleaned base (the original segment is still there)`);
+  for (const c of pending?.cleaned ?? []) del(c.name, 'cleaned', 'incomplete cleaner or split output (the original segments are still there)');
+  const validSwaps = [...(pending?.indexSwaps ?? []), ...l.transient.filter((t) => t.kind === 'log' && pending?.swaps.some((s) => s.name === t.name))];
 
   // Pass 2: complete the valid swaps.
   const renamed = new Set<bigint>();
   const logSwaps = validSwaps.filter((s) => s.kind === 'log' && s.baseOffset !== undefined);
-  if (logSwaps.length > 0) {
-    let minSwap: bigint | null = null;
-    let maxSwap: bigint | null = null;
-    for (const s of logSwaps) {
-      const b = s.baseOffset!;
-      const next = nextOffsetOfFile(join(dir, s.name), b);
-      if (minSwap === null || b < minSwap) minSwap = b;
-      if (maxSwap === null || next > maxSwap) maxSwap = next;
-    }
+  const range = pending?.range ?? null;
+  if (range) {
     for (const name of [...present.keys()].sort()) {
       const p = parseSegmentFileName(name);
       if (!p || p.transient) continue;
-      if (p.baseOffset >= minSwap! && p.baseOffset < maxSwap!) del(name, 'replaced-by-swap', `replaced by the cleaned/split segments covering offsets ${minSwap}..${maxSwap! - 1n} (a broker deletes it before completing the swap)`);
+      if (p.baseOffset >= range.from && p.baseOffset < range.to) del(name, 'replaced-by-swap', `replaced by the cleaned/split segments covering offsets ${range.from}..${range.to - 1n} (a broker deletes it before completing the swap, LogLoader.load)`);
     }
   }
-  for (const s of validSwaps.filter((s) => s.kind !== 'log')) del(s.name, 'swap-index', 'index of a swapped-in segment: deleted and rebuilt from its .log');
+  for (const s of validSwaps.filter((s) => s.kind !== 'log')) del(s.name, 'swap-index', 'index of a swapped-in segment: deleted and written again from its .log (a broker renames it to its final name instead, LogLoader.load; Kafka before 3.0 deleted it too)');
   const renames: RenameAction[] = [];
   for (const s of [...logSwaps].sort((a, b) => (a.baseOffset! > b.baseOffset! ? -1 : 1))) {
     const finalName = s.name.slice(0, -'.swap'.length);
     if (present.has(finalName)) {
       // An empty swap covers no offsets, so no old segment fell in its range: renaming it would
       // replace a segment that still holds data (Kafka's rename would). Keep the data instead.
-      del(s.name, 'incomplete-swap', `holds no batch, so it replaces nothing; ${finalName} is kept`);
+      del(s.name, 'incomplete-swap', `holds no batch, so it replaces nothing; ${finalName} is kept (a broker would rename the empty swap over it, LogLoader.load)`);
       continue;
     }
     renames.push({ type: 'rename', from: join(dir, s.name), to: join(dir, finalName), reason: 'complete the swap of cleaner/split output (descending base order)' });

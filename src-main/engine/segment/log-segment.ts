@@ -53,18 +53,21 @@ export class LogSegment {
   /**
    * @param absent names of files to treat as missing whatever the folder holds (symlinks the open
    *   refused, `files/symlinks.ts`).
+   * @param fileSuffix a transient suffix after each file name (`.swap` reads `N.log.swap` with
+   *   `N.index.swap`...), as Kafka's `LogSegment.open(..., fileSuffix)` does; '' for a segment.
+   * @throws the `statSync` error when the `.log` file does not exist.
    */
-  constructor(dir: string, baseOffset: bigint, absent?: ReadonlySet<string>) {
+  constructor(dir: string, baseOffset: bigint, absent?: ReadonlySet<string>, fileSuffix = '') {
     this.dir = dir;
     this.baseOffset = baseOffset;
     const base = segmentFileName(baseOffset, '');
-    const log = join(dir, base + '.log');
-    const index = join(dir, base + '.index');
-    const timeindex = join(dir, base + '.timeindex');
-    const txnindex = join(dir, base + '.txnindex');
+    const log = join(dir, base + '.log' + fileSuffix);
+    const index = join(dir, base + '.index' + fileSuffix);
+    const timeindex = join(dir, base + '.timeindex' + fileSuffix);
+    const txnindex = join(dir, base + '.txnindex' + fileSuffix);
     const st = statSync(log);
     const size = (p: string, name: string) => (absent?.has(name) ? -1 : sizeOf(p));
-    this.files = { log, index, timeindex, txnindex, logSize: st.size, indexSize: size(index, base + '.index'), timeindexSize: size(timeindex, base + '.timeindex'), txnindexSize: size(txnindex, base + '.txnindex'), logModifiedMs: st.mtimeMs };
+    this.files = { log, index, timeindex, txnindex, logSize: st.size, indexSize: size(index, base + '.index' + fileSuffix), timeindexSize: size(timeindex, base + '.timeindex' + fileSuffix), txnindexSize: size(txnindex, base + '.txnindex' + fileSuffix), logModifiedMs: st.mtimeMs };
   }
 
   /** Bytes of the `.log` file. */

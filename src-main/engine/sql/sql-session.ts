@@ -25,6 +25,7 @@
  * Values come back as JS values (`@duckdb/node-api` `JS`): BIGINT as bigint, BLOB as Uint8Array,
  * TIMESTAMP as Date, LIST as arrays, STRUCT as objects; {@link toJsonValue} makes them JSON-safe.
  */
+import { basename } from 'node:path';
 import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBConnection, type DuckDBResult, type JS } from '@duckdb/node-api';
 import { int64Json } from '../format/batch-json.ts';
 import { KlxError } from '../errors.ts';
@@ -320,6 +321,19 @@ export class SqlSession {
   /** What queries of this session read back from the segments so far. */
   get readFromLog(): LogReads {
     return this.functions.reads;
+  }
+
+  /**
+   * The partitions of the opened folder that hold leftovers of an interrupted cleaner, split or
+   * retention, with what a broker does with them at startup (`LogLoader.load`, see
+   * ../log/pending-swaps.ts): the tables show the segments on disk, the pre-swap ones.
+   * `partition` is the folder's path relative to the opened one (its name when it is the one opened).
+   */
+  pendingSwaps(): { partition: string; notice: string }[] {
+    return allPartitions(this.prepared.opened).flatMap(({ rel, log }) => {
+      const p = log.pendingSwaps;
+      return p ? [{ partition: rel === '.' ? basename(log.dir) : rel, notice: p.notice }] : [];
+    });
   }
 
   /** Fingerprint of the folder state the tables show. */

@@ -129,10 +129,22 @@ describe('log.open', () => {
     const sizes = ['00000000000000000000.log', '00000000000000000002.log'].map((f) => statSync(join(d, 'orders-0', f)).size);
     expect(p0!.logSize).toBe(sizes[0]! + sizes[1]!);
     expect(p0!.config.find((c) => c.key === 'retention.ms')).toEqual({ key: 'retention.ms', value: '604800000', source: 'default' });
+    expect(p0!.pendingSwaps).toBeNull();
     expect(p0!.health).toMatchObject({ level: 'ok', errors: 0, warnings: 0, crc: 'unknown', indexProblems: 0, leftoverFiles: 0, verifiedAt: null });
     expect(p1).toMatchObject({ partition: 1, segmentCount: 1, logSize: 0, logStartOffset: '0', logEndOffset: '0' });
     // Now inside an opened folder.
     expect((await call('log.partition', { dir: join(d, 'orders-0') })).partition.logEndOffset).toBe('3');
+  });
+
+  it('names a pending swap: the segments a broker replaces with it at startup (LogLoader.load), and that the pre-swap ones are shown', async () => {
+    const d = await logDir('open-swap');
+    // seg@0 holds offsets 0..4, seg@5 5..9, seg@10 (active) 10..11; the cleaner's output for seg@0+seg@5 keeps 3 and 8.
+    const dir = buildPartition(d, { topic: 'c', segments: [{ batches: range(0, 4).map((o) => singleAt(o)) }, { batches: range(5, 9).map((o) => singleAt(o)) }, { batches: [singleAt(10), singleAt(11)] }] }, { cleanShutdown: true });
+    writeFileSync(join(dir, '00000000000000000000.log.swap'), Buffer.concat([3, 8].map((o) => encodeBatch({ baseOffset: BigInt(o), records: [rec(`k${o}`, `v${o}`)] }))));
+    const p = (await call('log.open', { path: dir })).logDirs[0]!.partitions[0]!;
+    expect(p.pendingSwaps).toMatchObject({ swapFiles: ['00000000000000000000.log.swap'], replacedSegments: ['0', '5'], range: { from: '0', to: '9' }, deletedFiles: [] });
+    expect(p.pendingSwaps!.notice).toMatch(/^Pending swap of an interrupted cleaner or segment split: 00000000000000000000\.log\.swap \(offsets 3\.\.8\)\. At startup a broker completes it \(LogLoader\.load\): it deletes the files of the segments with base offsets in \[0, 9\) \(00000000000000000000\.log, 00000000000000000005\.log\)/);
+    expect(p.logEndOffset).toBe('12');
   });
 
   it('gives health facts: missing index, leftover files; and refuses what is not a Kafka log with the reason', async () => {
@@ -151,6 +163,15 @@ describe('log.open', () => {
       ]),
     );
     expect(p.problems.map((x) => x.code)).toContain('leftover-file');
+    // What a broker does with it (LogLoader), said where the partition is shown (issue 13 finding 4).
+    expect(p.pendingSwaps).toEqual({
+      notice:
+        'Leftover 1 .deleted (already removed from the log by the cleaner or retention): 00000000000000000000.log.deleted. A broker deletes it at startup (LogLoader.removeTempFilesAndCollectSwapFiles); it holds no record a broker serves, and none is shown here. klx repair deletes it too.',
+      swapFiles: [],
+      replacedSegments: [],
+      range: null,
+      deletedFiles: ['00000000000000000000.log.deleted'],
+    });
 
     const plain = await logDir('not-kafka');
     writeFileSync(join(plain, 'notes.txt'), 'hello');

@@ -9,6 +9,8 @@
  *   test log builder;
  * - `crcDamaged`: a partition whose batch at offset 7 fails its CRC-32C (one value byte changed),
  *   with the stored CRC and the one kafkajs computes (no code in common with the engine's).
+ * - `pendingSwap`: a compacted partition left by an interrupted cleaner: `0.log.swap` (offsets 15..19,
+ *   the last value of each key) beside the segments 0 and 10 it replaces, and seg@20 active.
  * Pages are 1600 × 900 ({@link VIEWPORT}), a common support-desk screen.
  */
 import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +44,8 @@ interface ExplorerFixtures {
   damaged: { logDir: string; dir: string; cutAt: number };
   /** `<logDir>/refunds-0`, offsets 0..19, the batch at offset 7 (at `position`) failing its CRC. */
   crcDamaged: { logDir: string; dir: string; position: number; stored: number; computed: number };
+  /** `<logDir>/prices-0`: segments 0 (0..9), 10 (10..19), 20 (20..29, active) and `0.log.swap` holding 15..19. */
+  pendingSwap: { logDir: string; dir: string };
 }
 
 interface WorkerFixtures {
@@ -84,6 +88,19 @@ export const test = base.extend<ExplorerFixtures, WorkerFixtures>({
     const stored = b.readUInt32BE(position + 17);
     const computed = kjsCrc32C(b.subarray(position + 21, position + size)) >>> 0;
     await use({ logDir, dir, position, stored, computed });
+    rmSync(tmp, { recursive: true, force: true });
+  },
+  pendingSwap: async ({}, use) => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-swap-')));
+    const logDir = join(tmp, 'kafka-logs');
+    const ts = 1_717_000_000_000;
+    const dup = (from: number) => singles(...Array.from({ length: 10 }, (_, i) => rec(`sku-${i % 5}`, `price-${from + i}`, ts + (from + i) * 1000)));
+    const active = singles(...Array.from({ length: 10 }, (_, i) => rec(`sku-${20 + i}`, `price-${20 + i}`, ts + (20 + i) * 1000)));
+    const dir = buildPartition(logDir, { topic: 'prices', segments: [{ batches: dup(0) }, { batches: dup(10) }, { batches: active }] }, { highWatermark: 30n, recoveryPoint: 30n, cleanShutdown: true });
+    writeFileSync(join(dir, 'klx-topic.properties'), 'cleanup.policy=compact\n');
+    const swap = Buffer.concat([15, 16, 17, 18, 19].map((o) => encodeBatch({ baseOffset: BigInt(o), records: [rec(`sku-${o % 5}`, `price-${o}`, ts + o * 1000)] })));
+    writeFileSync(join(dir, '00000000000000000000.log.swap'), swap);
+    await use({ logDir, dir });
     rmSync(tmp, { recursive: true, force: true });
   },
 });

@@ -280,9 +280,18 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
     writeFileSync(join(dir, name(0, '.index.swap')), '');
     const reasons = (await verifyPartition(PartitionLog.open(dir))).findings.filter((f) => f.code === 'leftover-file').map((f) => [basename(f.file), f.reason]);
     expect(reasons).toEqual([
-      [name(0, '.index.swap'), 'leftover .swap file: the index of a swapped-in segment: a broker deletes it and rebuilds the index from the .log at startup (LogLoader), and so does repair'],
+      // LogLoader.load's third pass (Kafka 3.0+, KAFKA-12520) renames every remaining .swap, index ones too.
+      [name(0, '.index.swap'), 'leftover .swap file: the index of a swapped-in segment: a broker renames it to its final name at startup (LogLoader.load, Kafka 3.0+; older brokers deleted it); repair deletes it and writes the index again from the .log'],
       [name(0, '.log.swap'), 'leftover .swap file: complete cleaner or split output: a broker completes the swap at startup (deletes the segments it replaces and renames it to .log; LogLoader), and so does repair. Until then the data shown is the pre-swap segments'],
     ]);
+  });
+
+  it('an empty .swap: a broker renames it over the segment of its name (LogLoader.load), repair keeps the segment', async () => {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1), rec('b', '2', 2)) }] }, { cleanShutdown: true });
+    writeFileSync(join(dir, name(0, '.log.swap')), Buffer.alloc(0));
+    const reasons = (await verifyPartition(PartitionLog.open(dir))).findings.filter((f) => f.code === 'leftover-file').map((f) => f.reason);
+    expect(reasons).toEqual(['leftover .swap file: swap output holding no batch: a broker renames it over the segment of its name at startup (LogLoader.load), leaving that segment empty; repair deletes it and keeps the segment']);
   });
 
   it('a log start offset above the log end is an error (a broker would delete every segment); unreadable checkpoints are reported once per log dir', async () => {
