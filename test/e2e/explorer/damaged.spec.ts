@@ -68,8 +68,19 @@ test('Verify lists the invalid tail and the missing index with file and position
   await expect(page.locator('[data-testid=finding-row][data-code="missing-index"]')).toContainText('00000000000000000000.index');
   await expect(page.getByTestId('health-badge')).toContainText('1 error');
   await expect(page.locator('[data-testid=tree-partition][data-name="payments-0"] [data-testid=health-dot]')).toHaveClass(/error/);
-  await expect(page.locator('[data-testid=tree-partition][data-name="payments-0"]')).toContainText('CRC ✓');
+  // Every CRC matched, but the partition has an error: no green "CRC ✓" beside it; the tag says what
+  // was checked and what failed.
+  const node = page.locator('[data-testid=tree-partition][data-name="payments-0"]');
+  await expect(node).not.toContainText('CRC ✓');
+  const tag = node.getByTestId('tree-verify-tag');
+  await expect(tag).toHaveText('verify ✗1');
+  await expect(tag).toHaveClass(/err/);
+  await expect(tag).toHaveAttribute('title', /^Verify checked every batch: all CRCs match; 1 error: invalid-tail at 00000000000000000000\.log @ byte \d+/);
   await page.screenshot({ path: `${SCREENSHOTS}/verify.png` });
+  const toggle = page.getByTestId('theme-toggle');
+  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.screenshot({ path: `${SCREENSHOTS}/verify-dark.png` });
 });
 
 test('an offset past the log end is an inline note naming the log end offset, not an error overlay (issue 14)', async ({ page, bridge, damaged }) => {
