@@ -77,13 +77,25 @@ function gzipBatch(area: Buffer, count: number): Buffer {
 
 let root: string;
 let dir: string;
+/** 20 copies of the batch at baseOffsets 0, 600000, …: a deep verify long enough to cancel (one batch verifies in ~70 ms). */
+let manyDir: string;
 let server: ServerApi;
 
 beforeAll(async () => {
   root = tempDir('klx-off-loop-');
   dir = join(root, 'heavy-0');
   mkdirSync(dir);
-  writeFileSync(join(dir, '00000000000000000000.log'), gzipBatch(recordsArea(COUNT), COUNT));
+  const batch = gzipBatch(recordsArea(COUNT), COUNT);
+  writeFileSync(join(dir, '00000000000000000000.log'), batch);
+  manyDir = join(root, 'heavy-1');
+  mkdirSync(manyDir);
+  // baseOffset (bytes 0..7) is outside the CRC's range (attributes on), so each copy stays CRC-valid.
+  const copies = Array.from({ length: 20 }, (_, i) => {
+    const c = Buffer.from(batch);
+    c.writeBigInt64BE(BigInt(i * COUNT), 0);
+    return c;
+  });
+  writeFileSync(join(manyDir, '00000000000000000000.log'), Buffer.concat(copies));
   server = createServerApi({ version: '0.0.0-test', transport: 'bridge', jobs: { progressIntervalMs: 0 } });
   const opened = await server.dispatch('log.open', { path: root }, { readOnly: true });
   expect(opened.ok).toBe(true);
@@ -151,11 +163,11 @@ describe('heavy reads off the event loop', () => {
   }, 120_000);
 
   it('job.cancel of a deep verify on it ends the job within 100 ms; session calls answer meanwhile', async () => {
-    const started = await server.dispatch('log.verify', { dir, deep: true }, { readOnly: true });
+    const started = await server.dispatch('log.verify', { dir: manyDir, deep: true }, { readOnly: true });
     expect(started.ok).toBe(true);
     if (!started.ok) return;
     const { jobId } = started.result as { jobId: string };
-    await new Promise((r) => setTimeout(r, 150)); // the verify is inside the batch by now
+    await new Promise((r) => setTimeout(r, 150)); // the verify is inside the 20 batches by now (12 M records)
     const meter = loopMeter();
     const ping0 = performance.now();
     expect((await server.dispatch('session.folders', {}, { readOnly: true })).ok).toBe(true);
