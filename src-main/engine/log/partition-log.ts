@@ -54,8 +54,9 @@ const CHECKPOINT_FILES = {
 
 /**
  * Reads the checkpoint files at the root of a log directory. Missing files mean "no entries";
- * corrupt ones are reported in `problems` (with file and byte position) and treated as empty, as a
- * broker falls back to full recovery. A checkpoint that is a symlink the policy refuses (default: one
+ * corrupt ones are reported in `problems` (with file and byte position) and treated as empty, as
+ * `LogManager.loadLogs` treats them; a broker also takes the log directory offline when it cannot read
+ * one (`CheckpointFileWithFailureHandler.read`, see `unreadableCheckpointConsequence`). A checkpoint that is a symlink the policy refuses (default: one
  * leading out of `logDir`) is not read: a `symlink-outside` problem names it.
  */
 export function readLogDirCheckpoints(logDir: string, symlinks?: SymlinkPolicy): LogDirCheckpoints {

@@ -5,7 +5,7 @@
  * the log's offsets, and the log directory's own files. Read-only; findings are described in
  * `findings.ts`; the full verification reading every batch is `verify.ts`.
  */
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { segmentFileName } from '../files/file-names.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { scanLogFile } from '../format/log-reader.ts';
@@ -214,17 +214,7 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
     }
     const inPartition = dirname(p.file) === log.dir;
     if (!inPartition && !includeLogDir) continue;
-    const recoveryPointFile = p.file.endsWith('recovery-point-offset-checkpoint');
-    out.push(
-      finding(
-        recoveryPointFile ? 'warning' : 'error',
-        'corrupt-checkpoint',
-        p.file,
-        recoveryPointFile ? `${p.reason} (a broker then uses recovery point 0: full recovery)` : p.reason,
-        { code: p.code },
-        p.position,
-      ),
-    );
+    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file)}`, { code: p.code }, p.position));
   }
   const ls = log.logStartOffset;
   const cp = log.checkpoints;
@@ -286,14 +276,37 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
 }
 
 /**
+ * What a broker does with a log directory's offset checkpoint it cannot parse, as a sentence to add to
+ * the finding's reason ('' for other files). Every parse failure is an IOException inside
+ * `CheckpointFileWithFailureHandler.read`, which hands the directory to `LogDirFailureChannel`: the
+ * broker takes that log directory offline (`ReplicaManager.handleLogDirFailure` stops serving every
+ * partition in it) and shuts down when no log directory is left online. `LogManager.loadLogs` catches
+ * the error and would go on (recovery point 0; log start at each log's first segment), and
+ * `LogCleanerManager.allCleanerCheckpoints` treats an unreadable cleaner checkpoint as empty, but the
+ * directory is offline by then. This is why such a file is an error, the recovery point one included.
+ * @param file absolute path of the checkpoint file.
+ */
+export function unreadableCheckpointConsequence(file: string): string {
+  const name = basename(file);
+  const fallback: Record<string, string> = {
+    'recovery-point-offset-checkpoint': '; LogManager.loadLogs alone would recover from recovery point 0',
+    'log-start-offset-checkpoint': "; LogManager.loadLogs alone would start each log at its first segment's base offset",
+    'cleaner-offset-checkpoint': '; the cleaner alone (LogCleanerManager.allCleanerCheckpoints) would treat it as empty',
+    'replication-offset-checkpoint': '',
+  };
+  const more = fallback[name];
+  if (more === undefined) return '';
+  return ` (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online${more}; \`klx repair\` rewrites it from the logs)`;
+}
+
+/**
  * Findings about a log directory itself, reported once for all its partitions: checkpoint and
  * `meta.properties` files that cannot be read, and root entries a broker would not load.
  */
 export function logDirFindings(d: LogDirectory): Finding[] {
   const out: Finding[] = [];
   for (const p of d.checkpoints.problems) {
-    const rp = p.file.endsWith('recovery-point-offset-checkpoint');
-    out.push(finding(rp ? 'warning' : 'error', 'corrupt-checkpoint', p.file, rp ? `${p.reason} (a broker then uses recovery point 0: full recovery)` : p.reason, { code: p.code }, p.position));
+    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file)}`, { code: p.code }, p.position));
   }
   for (const i of d.ignored) out.push(finding('info', 'unknown-file', join(d.path, i.name), i.reason, {}));
   return out;

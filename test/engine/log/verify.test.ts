@@ -303,6 +303,18 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
     const d = openPath(root).logDirs[0]!;
     expect(logDirFindings(d).map((f) => [f.severity, f.code, relative(root, f.file), f.position])).toEqual([['error', 'corrupt-checkpoint', 'replication-offset-checkpoint', 2]]);
   });
+
+  it('an unparsable recovery-point-offset-checkpoint is an error: a broker takes the log directory offline (CheckpointFileWithFailureHandler.read), it does not just recover from 0', () => {
+    const root = logDir();
+    buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1)) }] }, { cleanShutdown: true });
+    writeFileSync(join(root, 'recovery-point-offset-checkpoint'), '0\n1\ntest 0 x\n');
+    const d = openPath(root).logDirs[0]!;
+    const fs = logDirFindings(d);
+    expect(fs.map((f) => [f.severity, f.code, relative(root, f.file), f.position])).toEqual([['error', 'corrupt-checkpoint', 'recovery-point-offset-checkpoint', 4]]);
+    expect(fs[0]!.reason).toContain('takes this log directory offline');
+    expect(fs[0]!.reason).toContain('LogManager.loadLogs alone would recover from recovery point 0');
+    expect(fs[0]!.reason).not.toContain('full recovery');
+  });
 });
 
 describe('quickCheckPartition', () => {
