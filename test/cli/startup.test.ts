@@ -32,8 +32,12 @@ function loadsOf(...args: string[]): { status: number | null; loaded: string[] }
   return { status: r.status, loaded };
 }
 
-/** The engine modules registering the commands may load: constants and the config-flag parser. */
-const CHEAP_ENGINE = ['src-main/engine/errors.ts', 'src-main/engine/format/types.ts', 'src-main/engine/log/read-defaults.ts', 'src-main/engine/log/topic-config.ts', 'src-main/engine/sql/sql-defaults.ts'];
+/**
+ * The engine modules registering the commands may load: constants, the config-flag parser, and the
+ * symlink policy behind the global `--follow-symlinks` (a 100-line leaf that imports only node:fs and
+ * node:path).
+ */
+const CHEAP_ENGINE = ['src-main/engine/errors.ts', 'src-main/engine/files/symlinks.ts', 'src-main/engine/format/types.ts', 'src-main/engine/log/read-defaults.ts', 'src-main/engine/log/topic-config.ts', 'src-main/engine/sql/sql-defaults.ts'];
 const HEAVY_PACKAGES = /node_modules\/(@duckdb|snappy|lz4-napi|zstd-napi|zod|@node-rs)\//;
 
 describe('klx start-up loads only what the command needs', () => {
