@@ -296,7 +296,7 @@ export function unreadableCheckpointConsequence(file: string): string {
   };
   const more = fallback[name];
   if (more === undefined) return '';
-  return ` (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online${more}; \`klx repair\` rewrites it from the logs)`;
+  return ` (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online${more}; \`klx repair\` does not rewrite log-directory checkpoints yet)`;
 }
 
 /**

@@ -57,7 +57,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'corrupt-record': 'A consumer with check.crcs=true (the default) stops at this batch (Kafka CompletedFetch) until it seeks past it. The explorer still shows its records, flagged.',
   'corrupt-index': 'A broker rebuilds the indexes of the segments it recovers at startup (Kafka LogLoader), not a corrupt index below the recovery point after a clean shutdown; `klx repair <partition>` rebuilds it here after a preview. Records are still readable without it.',
   'corrupt-checkpoint':
-    'The file cannot be parsed. A broker that reads an unparsable log-directory checkpoint takes the whole log directory offline (CheckpointFileWithFailureHandler, LogDirFailureChannel) and shuts down when no directory is left. `klx repair` can rewrite it from the log.',
+    'The file cannot be parsed. A broker that reads an unparsable log-directory checkpoint takes the whole log directory offline (CheckpointFileWithFailureHandler, LogDirFailureChannel) and shuts down when no directory is left. `klx repair` does not rewrite log-directory checkpoints yet.',
   'not-a-log-dir': 'Open a broker log directory (holding meta.properties and <topic>-<partition> folders), one partition folder, or a folder of log directories.',
   'not-found': 'The file or folder is gone or was never there. If files changed on disk, select the partition again to reload it.',
   'offset-out-of-range': 'Pick an offset between logStartOffset and logEndOffset (shown above the table).',

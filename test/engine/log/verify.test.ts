@@ -314,6 +314,8 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
     expect(fs[0]!.reason).toContain('takes this log directory offline');
     expect(fs[0]!.reason).toContain('LogManager.loadLogs alone would recover from recovery point 0');
     expect(fs[0]!.reason).not.toContain('full recovery');
+    // klx repair leaves a log-dir checkpoint alone (its plan has no step for it): the reason must not promise it.
+    expect(fs[0]!.reason).toContain('`klx repair` does not rewrite log-directory checkpoints yet');
   });
 });
 
