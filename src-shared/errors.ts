@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'corrupt-record',
   /** An index or time-index file that fails its sanity check. */
   'corrupt-index',
+  /** A segment's `.index` or `.timeindex` file that is not there (a broker rebuilds a missing `.index` by recovering the segment, and creates a missing `.timeindex` empty: Kafka LogLoader.loadSegmentFiles, LogSegment.sanityCheck). */
+  'missing-index',
   /** A checkpoint, meta.properties or partition.metadata file that cannot be parsed. */
   'corrupt-checkpoint',
   /** A path that is neither a Kafka log directory, a partition directory nor a segment file. */

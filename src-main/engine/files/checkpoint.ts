@@ -29,37 +29,54 @@
  */
 import { KlxError } from '../errors.ts';
 import { readFileBytes, writeFileAtomic, type WriteOptions } from './fsync-write.ts';
-import { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, JAVA_WHITESPACES, parseJavaInt, parseJavaLong, splitLines, type TextLine } from './java-text.ts';
+import { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, JAVA_WHITESPACES, parseJavaInt, parseJavaLong, quoteLineBytes, splitLines, type TextLine } from './java-text.ts';
 
 export * from './partition-metadata.ts';
 export * from './meta-properties.ts';
 export * from './clean-shutdown.ts';
-export { parseJavaInt, parseJavaLong, splitLines, type TextLine } from './java-text.ts';
+export { parseJavaInt, parseJavaLong, quoteLineBytes, splitLines, type TextLine } from './java-text.ts';
 
 /** The only checkpoint version Kafka reads and writes. */
 export const CHECKPOINT_VERSION = 0;
 
 /**
- * Parses the checkpoint framing (version line, count line, entry lines) and each entry line.
- * @param parseEntry turns the whitespace-split fields of a line into an entry, or returns undefined
- *   when the line is malformed.
+ * What an entry parser says of a line whose field count is right but one of whose numbers Java's
+ * `Integer.parseInt`/`Long.parseLong` refuses: Kafka's formatters then throw a
+ * NumberFormatException, which is not the IOException `CheckpointFile.CheckpointReadBuffer.read`
+ * throws for every other malformed line (see `details.kind` of {@link parseCheckpoint}'s errors).
+ */
+export const NUMBER_FORMAT = Symbol('number-format');
+
+/**
+ * Parses the checkpoint framing (version line, count line, entry lines) and each entry line, as
+ * Kafka's `CheckpointFile.CheckpointReadBuffer.read` does.
+ * @param parseEntry turns the whitespace-split fields of a line into an entry, returns undefined
+ *   when the line is malformed (wrong field count: Kafka's `Optional.empty()`), or
+ *   {@link NUMBER_FORMAT} when a number field does not parse.
  * @param file used in errors.
  * @throws KlxError `corrupt-checkpoint` (version ≠ 0, malformed line, count mismatch) with the byte
- *   position of the offending line.
+ *   position of the offending line, the line quoted with its control and non-UTF-8 bytes escaped
+ *   ({@link quoteLineBytes}), and `details.kind`: `number-format` when Kafka would throw a
+ *   NumberFormatException for that entry line, else `malformed` (an IOException in Kafka).
  */
-export function parseCheckpoint<T>(buf: Uint8Array, file: string, parseEntry: (fields: string[]) => T | undefined): T[] {
+export function parseCheckpoint<T>(buf: Uint8Array, file: string, parseEntry: (fields: string[]) => T | undefined | typeof NUMBER_FORMAT): T[] {
   const lines = splitLines(buf);
   if (lines.length === 0) return [];
-  const bad = (line: TextLine, reason: string): KlxError =>
-    new KlxError('corrupt-checkpoint', reason, { file, position: line.position, details: { line: line.text } });
+  const bytesOf = (line: TextLine): Uint8Array => {
+    let end = line.position;
+    while (end < buf.length && buf[end] !== 0x0a && buf[end] !== 0x0d) end++;
+    return buf.subarray(line.position, end);
+  };
+  const bad = (line: TextLine, reason: string, kind: 'malformed' | 'number-format' = 'malformed'): KlxError =>
+    new KlxError('corrupt-checkpoint', reason, { file, position: line.position, details: { line: line.text, kind } });
   const versionLine = lines[0]!;
   const version = parseJavaInt(versionLine.text);
-  if (version === undefined) throw bad(versionLine, `malformed version line '${versionLine.text}'`);
+  if (version === undefined) throw bad(versionLine, `malformed version line ${quoteLineBytes(bytesOf(versionLine))}`);
   if (version !== CHECKPOINT_VERSION) throw bad(versionLine, `unrecognised checkpoint version ${version}, expected ${CHECKPOINT_VERSION}`);
   if (lines.length === 1) return [];
   const countLine = lines[1]!;
   const expected = parseJavaInt(countLine.text);
-  if (expected === undefined) throw bad(countLine, `malformed entry count line '${countLine.text}'`);
+  if (expected === undefined) throw bad(countLine, `malformed entry count line ${quoteLineBytes(bytesOf(countLine))}`);
   const out: T[] = [];
   for (let i = 2; i < lines.length; i++) {
     const line = lines[i]!;
@@ -67,7 +84,8 @@ export function parseCheckpoint<T>(buf: Uint8Array, file: string, parseEntry: (f
     const fields = line.text.split(JAVA_WHITESPACES);
     while (fields.length > 0 && fields[fields.length - 1] === '') fields.pop();
     const entry = parseEntry(fields);
-    if (entry === undefined) throw bad(line, `malformed line '${line.text}'`);
+    if (entry === NUMBER_FORMAT) throw bad(line, `malformed line ${quoteLineBytes(bytesOf(line))} (a number that does not parse)`, 'number-format');
+    if (entry === undefined) throw bad(line, `malformed line ${quoteLineBytes(bytesOf(line))}`);
     out.push(entry);
   }
   if (out.length !== expected) throw bad(countLine, `expected ${expected} entries but found ${out.length}`);
@@ -99,10 +117,10 @@ export interface OffsetCheckpointEntry {
  */
 export function parseOffsetCheckpoint(buf: Uint8Array, file = '<buffer>'): OffsetCheckpointEntry[] {
   return parseCheckpoint(buf, file, (f) => {
-    if (f.length !== 3) return undefined;
+    if (f.length !== 3 || f[0] === '') return undefined;
     const partition = parseJavaInt(f[1]!);
     const offset = parseJavaLong(f[2]!);
-    if (partition === undefined || offset === undefined || f[0] === '') return undefined;
+    if (partition === undefined || offset === undefined) return NUMBER_FORMAT;
     return { topic: f[0]!, partition, offset };
   });
 }
@@ -180,7 +198,7 @@ export function parseLeaderEpochCheckpoint(buf: Uint8Array, file = '<buffer>'): 
     if (f.length !== 2) return undefined;
     const epoch = parseJavaInt(f[0]!);
     const startOffset = parseJavaLong(f[1]!);
-    return epoch === undefined || startOffset === undefined ? undefined : { epoch, startOffset };
+    return epoch === undefined || startOffset === undefined ? NUMBER_FORMAT : { epoch, startOffset };
   });
 }
 

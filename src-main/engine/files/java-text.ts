@@ -54,3 +54,47 @@ export function parseJavaLong(s: string): bigint | undefined {
   const n = BigInt(s);
   return n >= INT64_MIN && n <= INT64_MAX ? n : undefined;
 }
+
+/**
+ * A line of a text file quoted for a terminal or a log, JSON-style: printable ASCII and well-formed
+ * printable UTF-8 as they are, `\\` and `'` escaped, `\t` `\r` `\n`, other C0/C1 controls and DEL as
+ * `\u00XX`, and every byte that is not part of well-formed UTF-8 as `\xNN` (so a garbage file's
+ * NUL or 0xFF byte reads `\u0000` / `\xff`, never a raw control character or U+FFFD).
+ * @param bytes the line's bytes (no terminator).
+ * @returns the quoted text between single quotes, e.g. `'\xff\u0000garbage'`.
+ */
+export function quoteLineBytes(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
+  while (i < bytes.length) {
+    const c = bytes[i]!;
+    if (c < 0x80) {
+      if (c === 0x5c) out += '\\\\';
+      else if (c === 0x27) out += "\\'";
+      else if (c === 0x09) out += '\\t';
+      else if (c === 0x0a) out += '\\n';
+      else if (c === 0x0d) out += '\\r';
+      else if (c < 0x20 || c === 0x7f) out += `\\u${hex(c, 4)}`;
+      else out += String.fromCharCode(c);
+      i++;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF).
+    const len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    let ok = len > 0 && i + len <= bytes.length;
+    for (let k = 1; ok && k < len; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    if (ok) {
+      const cp = Buffer.from(bytes.subarray(i, i + len)).toString('utf8').codePointAt(0)!;
+      const overlong = (len === 3 && cp < 0x800) || (len === 4 && cp < 0x10000);
+      if (!overlong && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) && cp !== 0xfffd) {
+        out += cp >= 0x80 && cp <= 0x9f ? `\\u${hex(cp, 4)}` : String.fromCodePoint(cp);
+        i += len;
+        continue;
+      }
+    }
+    out += `\\x${hex(c, 2)}`;
+    i++;
+  }
+  return `'${out}'`;
+}

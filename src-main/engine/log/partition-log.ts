@@ -27,6 +27,8 @@ export interface OpenProblem {
   file: string;
   position?: number;
   reason: string;
+  /** The error's details (a checkpoint's `kind`: `malformed` or `number-format`, files/checkpoint.ts). */
+  details?: Record<string, unknown>;
 }
 
 /** The four offset checkpoints of a log directory, read once per directory. */
@@ -72,7 +74,7 @@ export function readLogDirCheckpoints(logDir: string, symlinks?: SymlinkPolicy):
     try {
       for (const e of readOffsetCheckpoint(file)) out[field].set(tpKey(e.topic, e.partition), e.offset);
     } catch (err) {
-      if (err instanceof KlxError && err.code !== 'not-found') out.problems.push({ code: err.code, file, position: err.position, reason: err.reason });
+      if (err instanceof KlxError && err.code !== 'not-found') out.problems.push({ code: err.code, file, position: err.position, reason: err.reason, ...(err.details ? { details: err.details } : {}) });
       else if (!(err instanceof KlxError)) throw err;
     }
   }
@@ -263,6 +265,6 @@ export function leftoverFileMeaning(listing: PartitionListing, t: TransientFile)
 }
 
 function problemOf(err: unknown, file: string): OpenProblem {
-  if (err instanceof KlxError) return { code: err.code, file: err.file ?? file, position: err.position, reason: err.reason };
+  if (err instanceof KlxError) return { code: err.code, file: err.file ?? file, position: err.position, reason: err.reason, ...(err.details ? { details: err.details } : {}) };
   return { code: 'io-error', file, reason: (err as Error).message };
 }

@@ -214,7 +214,7 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
     }
     const inPartition = dirname(p.file) === log.dir;
     if (!inPartition && !includeLogDir) continue;
-    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file)}`, { code: p.code }, p.position));
+    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file, p.details?.kind)}`, { code: p.code }, p.position));
   }
   const ls = log.logStartOffset;
   const cp = log.checkpoints;
@@ -276,27 +276,56 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
 }
 
 /**
- * What a broker does with a log directory's offset checkpoint it cannot parse, as a sentence to add to
- * the finding's reason ('' for other files). Every parse failure is an IOException inside
- * `CheckpointFileWithFailureHandler.read`, which hands the directory to `LogDirFailureChannel`: the
- * broker takes that log directory offline (`ReplicaManager.handleLogDirFailure` stops serving every
- * partition in it) and shuts down when no log directory is left online. `LogManager.loadLogs` catches
- * the error and would go on (recovery point 0; log start at each log's first segment), and
- * `LogCleanerManager.allCleanerCheckpoints` treats an unreadable cleaner checkpoint as empty, but the
- * directory is offline by then. This is why such a file is an error, the recovery point one included.
+ * What a broker does with a checkpoint it cannot parse, as a sentence to add to the finding's reason
+ * ('' for other files). Two cases, as Kafka's code splits them:
+ * - a malformed framing or entry line (wrong field count, bad version or count line, count
+ *   mismatch): an IOException inside `CheckpointFileWithFailureHandler.read`, which hands the log
+ *   directory to `LogDirFailureChannel`: the broker takes that directory offline
+ *   (`ReplicaManager.handleLogDirFailure` stops serving every partition in it) and shuts down when no
+ *   log directory is left online. This holds for the four log-directory offset checkpoints
+ *   (`OffsetCheckpointFile`) and for a partition's `leader-epoch-checkpoint` (`LeaderEpochCheckpointFile`
+ *   goes through the same handler; read when `UnifiedLog` builds its `LeaderEpochFileCache` at load,
+ *   and `LogManager.loadLogs` then skips the `KafkaStorageException` as already handled).
+ *   `LogManager.loadLogs` catches the error for the recovery-point and log-start checkpoints and
+ *   would go on (recovery point 0; log start at each log's first segment), and
+ *   `LogCleanerManager.allCleanerCheckpoints` treats an unreadable cleaner checkpoint as empty, but
+ *   the directory is offline by then;
+ * - an entry line with the right field count whose number `Integer.parseInt`/`Long.parseLong`
+ *   refuses (`details.kind` `number-format`): a NumberFormatException from the formatter's
+ *   `fromString`, which the handler does not catch, so the directory stays online: `LogManager.loadLogs`
+ *   falls back as above for the recovery-point and log-start checkpoints; the cleaner thread dies on
+ *   it (`allCleanerCheckpoints` catches only `KafkaStorageException`; `ShutdownableThread.run` logs
+ *   "Error due to" and stops); for `leader-epoch-checkpoint` it escapes the log-loading thread and
+ *   `LogManager.loadLogs` rethrows it: the broker fails to start.
+ * This is why such a file is an error, the recovery point one included.
  * @param file absolute path of the checkpoint file.
+ * @param kind the parse error's `details.kind` (`malformed` when absent).
  */
-export function unreadableCheckpointConsequence(file: string): string {
+export function unreadableCheckpointConsequence(file: string, kind?: unknown): string {
   const name = basename(file);
+  const repairNote = name === 'leader-epoch-checkpoint' ? '' : '; `klx repair` does not rewrite log-directory checkpoints yet';
+  if (kind === 'number-format') {
+    const nf: Record<string, string> = {
+      'recovery-point-offset-checkpoint': 'LogManager.loadLogs catches it and recovers from recovery point 0',
+      'log-start-offset-checkpoint': "LogManager.loadLogs catches it and starts each log at its first segment's base offset",
+      'cleaner-offset-checkpoint': 'the log cleaner thread stops on it (LogCleanerManager.allCleanerCheckpoints catches only KafkaStorageException; ShutdownableThread.run logs "Error due to")',
+      'replication-offset-checkpoint': 'it reaches ReplicaManager when it reads the high watermarks',
+      'leader-epoch-checkpoint': 'it escapes the log-loading thread and LogManager.loadLogs rethrows it: the broker fails to start',
+    };
+    const what = nf[name];
+    if (what === undefined) return '';
+    return ` (a broker reading it throws a NumberFormatException, not an IOException, so CheckpointFileWithFailureHandler does not take the log directory offline: ${what}${repairNote})`;
+  }
   const fallback: Record<string, string> = {
     'recovery-point-offset-checkpoint': '; LogManager.loadLogs alone would recover from recovery point 0',
     'log-start-offset-checkpoint': "; LogManager.loadLogs alone would start each log at its first segment's base offset",
     'cleaner-offset-checkpoint': '; the cleaner alone (LogCleanerManager.allCleanerCheckpoints) would treat it as empty',
     'replication-offset-checkpoint': '',
+    'leader-epoch-checkpoint': '; LeaderEpochCheckpointFile reads it through the same handler when UnifiedLog loads the partition',
   };
   const more = fallback[name];
   if (more === undefined) return '';
-  return ` (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online${more}; \`klx repair\` does not rewrite log-directory checkpoints yet)`;
+  return ` (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online${more}${repairNote})`;
 }
 
 /**
@@ -306,7 +335,7 @@ export function unreadableCheckpointConsequence(file: string): string {
 export function logDirFindings(d: LogDirectory): Finding[] {
   const out: Finding[] = [];
   for (const p of d.checkpoints.problems) {
-    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file)}`, { code: p.code }, p.position));
+    out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file, p.details?.kind)}`, { code: p.code }, p.position));
   }
   for (const i of d.ignored) out.push(finding('info', 'unknown-file', join(d.path, i.name), i.reason, {}));
   return out;

@@ -97,7 +97,10 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
   const indexMissing = active.files.indexSize < 0;
   const timeMissing = active.files.timeindexSize < 0;
   if ((indexMissing || timeMissing) && logSize > 0) {
-    throw needsRepair('corrupt-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (${indexMissing ? 'a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles' : 'a broker creates it empty at startup, LogSegment.sanityCheck, and refills it only when it recovers the segment'})`, { file: indexMissing ? active.files.index : active.files.timeindex });
+    // Kafka LogLoader.loadSegmentFiles: LogSegment.sanityCheck throws NoSuchFileException for a missing
+    // .index and the segment is recovered (indexes rebuilt from the .log); a missing .timeindex is created
+    // empty (timeIndexFileNewlyCreated -> resize(0)) and refilled only if the segment is recovered.
+    throw needsRepair('missing-index', dir, `the active segment has no ${indexMissing ? '.index' : '.timeindex'} file (${indexMissing ? 'a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles' : 'a broker creates it empty at startup, LogSegment.sanityCheck, and refills it only when it recovers the segment'})`, { file: indexMissing ? active.files.index : active.files.timeindex });
   }
   const oi = active.offsetIndex();
   const ti = active.timeIndex();

@@ -21,7 +21,7 @@ export interface UiError {
 
 const TITLES: Record<ErrorCode, string> = {
   'truncated-batch': 'Truncated batch',
-  'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog, LogSegment.recover); `klx repair` says which and does the same after a preview.',
+  'invalid-tail': 'Bytes at the end of a segment are not batches',
   'corrupt-region': 'Corrupt region in a segment',
   'unknown-magic': 'Unknown record format (magic byte)',
   'unknown-codec': 'Unknown compression codec',
@@ -32,6 +32,7 @@ const TITLES: Record<ErrorCode, string> = {
   'decompression-limit': 'Compressed batch too large when inflated',
   'offset-overflow': 'Offset beyond the int64 range',
   'corrupt-index': 'Corrupt index file',
+  'missing-index': 'Missing index file',
   'corrupt-checkpoint': 'Unreadable checkpoint file',
   'not-a-log-dir': 'Not a Kafka log directory',
   'not-found': 'Not found',
@@ -48,7 +49,8 @@ const TITLES: Record<ErrorCode, string> = {
 
 const HINTS: Partial<Record<ErrorCode, string>> = {
   'truncated-batch': 'The last batch of the segment is cut (a crash or an incomplete copy). The records before it are intact. A broker cuts it at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog); `klx repair <partition>` says which and cuts it after a preview.',
-  'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at recovery; `klx repair <partition>` does the same after a preview.',
+  // Kafka LogLoader.recoverLog recovers the segments from the recovery point on, none after a clean shutdown; LogSegment.recover truncates at the first invalid batch.
+  'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog, LogSegment.recover); `klx repair <partition>` says which and does the same after a preview.',
   'corrupt-region': 'Valid batches follow the damaged bytes. Run Verify to list every damaged region; copy the partition from a healthy replica if you can.',
   'corrupt-batch': 'The batch frame and CRC are fine but its records cannot be decoded. Run Verify for the full list; the batches around it are still readable.',
   'decompression-limit': 'The batch claims more uncompressed bytes than its record count allows (a decompression bomb or damage). It was not inflated; the batches around it are still readable.',
@@ -56,8 +58,9 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'crc-mismatch': 'The bytes changed after the broker wrote them. Run Verify to list every damaged batch; prefer a copy from a healthy replica.',
   'corrupt-record': 'A consumer with check.crcs=true (the default) stops at this batch (Kafka CompletedFetch) until it seeks past it. The explorer still shows its records, flagged.',
   'corrupt-index': 'A broker rebuilds the indexes of the segments it recovers at startup (Kafka LogLoader), not a corrupt index below the recovery point after a clean shutdown; `klx repair <partition>` rebuilds it here after a preview. Records are still readable without it.',
+  'missing-index': 'A broker rebuilds a missing .index at startup by recovering the segment, and creates a missing .timeindex empty (Kafka LogLoader.loadSegmentFiles, LogSegment.sanityCheck); `klx repair <partition>` rebuilds it here. Reading works without it (slower seeks).',
   'corrupt-checkpoint':
-    'The file cannot be parsed. A broker that reads an unparsable log-directory checkpoint takes the whole log directory offline (CheckpointFileWithFailureHandler, LogDirFailureChannel) and shuts down when no directory is left. `klx repair` does not rewrite log-directory checkpoints yet.',
+    'The file cannot be parsed. A broker that reads a malformed checkpoint (a log-directory offset checkpoint, or a partition\'s leader-epoch-checkpoint) takes the whole log directory offline (CheckpointFileWithFailureHandler, LogDirFailureChannel) and shuts down when no directory is left; a number that does not parse is a NumberFormatException instead, and the message says what the broker then does. `klx repair` does not rewrite log-directory checkpoints yet.',
   'not-a-log-dir': 'Open a broker log directory (holding meta.properties and <topic>-<partition> folders), one partition folder, or a folder of log directories.',
   'not-found': 'The file or folder is gone or was never there. If files changed on disk, select the partition again to reload it.',
   'offset-out-of-range': 'Pick an offset between logStartOffset and logEndOffset (shown above the table).',
@@ -111,7 +114,8 @@ export function hintFor(code: string, where: 'verify' | 'elsewhere' = 'elsewhere
     'leftover-file': 'Left by an interrupted cleaner or deletion; a broker finishes or deletes it at startup. `klx repair` does the same after a preview.',
     'orphan-index': 'An index without its .log; a broker deletes it at startup.',
     'invalid-tail': HINTS['invalid-tail']!,
-    'zero-tail': 'Zero bytes after the last batch (preallocation or a crash). A broker truncates them at recovery; `klx repair` does too.',
+    // LogSegment.recover stops at the first invalid batch (a zero length) and truncates there; only for segments LogLoader.recoverLog recovers.
+    'zero-tail': 'Zero bytes after the last batch (preallocation or a crash). A broker truncates them at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog, LogSegment.recover); `klx repair` says which and does the same.',
     'recovery-needed': 'No clean-shutdown marker: a broker re-validates these segments at startup. Normal after a crash or a copy of a running broker.',
   };
   return findingHints[code] ?? HINTS[code as ErrorCode] ?? '';

@@ -14,6 +14,7 @@ import {
   parseMetaProperties,
   parseOffsetCheckpoint,
   parsePartitionMetadata,
+  quoteLineBytes,
   readCleanShutdown,
   readLeaderEpochCheckpoint,
   readMetaProperties,
@@ -78,7 +79,11 @@ describe('offset checkpoint files (spec §11.1)', () => {
 
   it('a malformed line is corrupt at that line\'s byte position', () => {
     // "0\n2\norders 0 5\n" is 15 bytes: the bad line starts at 15.
-    expect(caught(() => parseOffsetCheckpoint(b('0\n2\norders 0 5\norders x 6\n'), 'f'))).toMatchObject({ code: 'corrupt-checkpoint', file: 'f', position: 15, reason: "malformed line 'orders x 6'" });
+    // Three fields but Integer.parseInt("x") throws: a NumberFormatException in Kafka (details.kind number-format).
+    expect(caught(() => parseOffsetCheckpoint(b('0\n2\norders 0 5\norders x 6\n'), 'f'))).toMatchObject({ code: 'corrupt-checkpoint', file: 'f', position: 15, reason: "malformed line 'orders x 6' (a number that does not parse)", details: { kind: 'number-format' } });
+    expect(caught(() => parseOffsetCheckpoint(b('0\n1\norders 0\n')))).toMatchObject({ position: 4, details: { kind: 'malformed' } });
+    expect(caught(() => parseLeaderEpochCheckpoint(b('0\n1\n0 x\n')))).toMatchObject({ position: 4, details: { kind: 'number-format' } });
+    expect(caught(() => parseLeaderEpochCheckpoint(b('0\n1\n0 1 2\n')))).toMatchObject({ position: 4, details: { kind: 'malformed' } });
     expect(caught(() => parseOffsetCheckpoint(b('0\n1\norders 0 5 7\n')))).toMatchObject({ position: 4 });
     expect(caught(() => parseOffsetCheckpoint(b('0\n1\n orders 0 5\n')))).toMatchObject({ position: 4 }); // Java split keeps a leading empty field
     expect(caught(() => parseOffsetCheckpoint(b('0\n1\norders 0 9223372036854775808\n')))).toMatchObject({ position: 4 });
@@ -86,6 +91,13 @@ describe('offset checkpoint files (spec §11.1)', () => {
     expect(caught(() => parseOffsetCheckpoint(b('0\n2\na 0 1\n\nb 0 2\n')))).toMatchObject({ position: 10, reason: "malformed line ''" });
     // multi-byte UTF-8 before the bad line: positions are bytes, not characters
     expect(caught(() => parseOffsetCheckpoint(b('0\n2\nträd 0 1\nbad\n')))).toMatchObject({ position: 14 }); // 13 characters, 14 bytes
+  });
+
+  it('garbage bytes are quoted escaped, never printed raw: NUL as \\u0000, a byte that is not UTF-8 as \\xff', () => {
+    const garbage = Buffer.concat([Buffer.from('0\n'), Buffer.from([0xff, 0x00, 0x67, 0x1b, 0x27, 0x5c]), Buffer.from('é\n')]);
+    expect(caught(() => parseOffsetCheckpoint(garbage))).toMatchObject({ position: 2, reason: "malformed entry count line '\\xff\\u0000g\\u001b\\'\\\\é'" });
+    expect(caught(() => parseOffsetCheckpoint(Buffer.from([0xc3, 0x28, 0x0a])))).toMatchObject({ position: 0, reason: "malformed version line '\\xc3('" });
+    expect(quoteLineBytes(Buffer.from([0xe0, 0x80, 0x80, 0xc2, 0x85, 0x09]))).toBe("'\\xe0\\x80\\x80\\u0085\\t'"); // overlong form, C1 control, tab
   });
 
   it('a malformed version or count line, or a count mismatch, is corrupt at that line', () => {

@@ -763,7 +763,12 @@ describe('refuses folders that need repair', () => {
     ld = logDir();
     dir = two(ld);
     rmSync(join(dir, '00000000000000000000.index'));
-    expectRepair(dir, 'corrupt-index', join(dir, '00000000000000000000.index'), undefined, 'the active segment has no .index file');
+    expectRepair(dir, 'missing-index', join(dir, '00000000000000000000.index'), undefined, 'the active segment has no .index file (a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles)');
+
+    ld = logDir();
+    dir = two(ld);
+    rmSync(join(dir, '00000000000000000000.timeindex'));
+    expectRepair(dir, 'missing-index', join(dir, '00000000000000000000.timeindex'), undefined, 'the active segment has no .timeindex file (a broker creates it empty at startup, LogSegment.sanityCheck');
 
     ld = logDir();
     dir = two(ld);
@@ -868,7 +873,7 @@ describeRealData('real broker-written folders', () => {
     const ld = copyLogDir('kafka-2.8.0-snappy', ['some-topic-0']);
     const dir = join(ld, 'some-topic-0');
     const err = catchErr(() => PartitionWriter.open(dir));
-    expect(err.code).toBe('corrupt-index');
+    expect(err.code).toBe('missing-index');
     expect(err.message).toContain('the active segment has no .index file');
     expect(err.message).toContain('klx repair');
     expect(existsSync(join(dir, WRITER_LOCK_FILE))).toBe(false);

@@ -307,15 +307,40 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
   it('an unparsable recovery-point-offset-checkpoint is an error: a broker takes the log directory offline (CheckpointFileWithFailureHandler.read), it does not just recover from 0', () => {
     const root = logDir();
     buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1)) }] }, { cleanShutdown: true });
-    writeFileSync(join(root, 'recovery-point-offset-checkpoint'), '0\n1\ntest 0 x\n');
+    // Two fields where OffsetCheckpointFile.Formatter wants three: Optional.empty(), an IOException in CheckpointReadBuffer.read.
+    writeFileSync(join(root, 'recovery-point-offset-checkpoint'), '0\n1\ntest 0\n');
     const d = openPath(root).logDirs[0]!;
     const fs = logDirFindings(d);
     expect(fs.map((f) => [f.severity, f.code, relative(root, f.file), f.position])).toEqual([['error', 'corrupt-checkpoint', 'recovery-point-offset-checkpoint', 4]]);
-    expect(fs[0]!.reason).toContain('takes this log directory offline');
-    expect(fs[0]!.reason).toContain('LogManager.loadLogs alone would recover from recovery point 0');
-    expect(fs[0]!.reason).not.toContain('full recovery');
-    // klx repair leaves a log-dir checkpoint alone (its plan has no step for it): the reason must not promise it.
-    expect(fs[0]!.reason).toContain('`klx repair` does not rewrite log-directory checkpoints yet');
+    expect(fs[0]!.reason).toBe("malformed line 'test 0' (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online; LogManager.loadLogs alone would recover from recovery point 0; `klx repair` does not rewrite log-directory checkpoints yet)");
+  });
+
+  it('a checkpoint entry whose number does not parse is a NumberFormatException in Kafka, not an IOException: the log directory stays online and LogManager.loadLogs falls back', () => {
+    const root = logDir();
+    buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1)) }] }, { cleanShutdown: true });
+    // Three fields, so OffsetCheckpointFile.Formatter.fromString calls Long.parseLong("x"), which throws.
+    writeFileSync(join(root, 'recovery-point-offset-checkpoint'), '0\n1\ntest 0 x\n');
+    writeFileSync(join(root, 'cleaner-offset-checkpoint'), '0\n1\ntest y 1\n');
+    const fs = logDirFindings(openPath(root).logDirs[0]!);
+    expect(fs.map((f) => [f.severity, f.code, relative(root, f.file), f.position, f.details.kind])).toEqual([
+      ['error', 'corrupt-checkpoint', 'recovery-point-offset-checkpoint', 4, undefined],
+      ['error', 'corrupt-checkpoint', 'cleaner-offset-checkpoint', 4, undefined],
+    ]);
+    expect(fs[0]!.reason).toBe("malformed line 'test 0 x' (a number that does not parse) (a broker reading it throws a NumberFormatException, not an IOException, so CheckpointFileWithFailureHandler does not take the log directory offline: LogManager.loadLogs catches it and recovers from recovery point 0; `klx repair` does not rewrite log-directory checkpoints yet)");
+    expect(fs[1]!.reason).toContain('the log cleaner thread stops on it (LogCleanerManager.allCleanerCheckpoints catches only KafkaStorageException');
+    expect(fs.map((f) => f.reason).join(' ')).not.toContain('takes this log directory offline');
+  });
+
+  it("an unreadable leader-epoch-checkpoint says what a broker does: malformed takes the log directory offline (LeaderEpochCheckpointFile's handler), a bad number stops the broker's start", async () => {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(rec('a', '1', 1)) }] }, { cleanShutdown: true });
+    writeFileSync(join(dir, 'leader-epoch-checkpoint'), '0\n1\n0\n');
+    let f = (await verifyPartition(PartitionLog.open(dir))).findings.filter((x) => x.code === 'corrupt-checkpoint');
+    expect(f.map((x) => [x.severity, basename(x.file), x.position])).toEqual([['error', 'leader-epoch-checkpoint', 4]]);
+    expect(f[0]!.reason).toBe("malformed line '0' (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online; LeaderEpochCheckpointFile reads it through the same handler when UnifiedLog loads the partition)");
+    writeFileSync(join(dir, 'leader-epoch-checkpoint'), '0\n1\n0 zero\n');
+    f = (await verifyPartition(PartitionLog.open(dir))).findings.filter((x) => x.code === 'corrupt-checkpoint');
+    expect(f[0]!.reason).toBe("malformed line '0 zero' (a number that does not parse) (a broker reading it throws a NumberFormatException, not an IOException, so CheckpointFileWithFailureHandler does not take the log directory offline: it escapes the log-loading thread and LogManager.loadLogs rethrows it: the broker fails to start)");
   });
 });
 
