@@ -1,5 +1,5 @@
 /**
- * `npm run crash-test -- [--kills N] [--seed S] [--scenarios a,b] [--cli-repair] [--keep DIR]`
+ * `npm run crash-test -- [--kills N] [--seed S] [--scenarios a,b] [--cli-repair]`
  *
  * Real SIGKILLs of a child `klx` process (issue 17, harnesses): for each scenario (compaction,
  * retention, repair, append, undo) a partition folder is built, the `klx` command runs once
@@ -27,6 +27,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { mulberry32 } from '../src-main/app/prng.ts';
 import { runCompaction } from '../src-main/engine/cleaner/compaction.ts';
 import { scanLogFile } from '../src-main/engine/format/log-reader.ts';
@@ -395,24 +396,43 @@ export async function crashCampaign(o: CampaignOptions): Promise<CampaignResult>
   }
 }
 
+const USAGE = 'usage: npm run crash-test -- [--kills N] [--seed S] [--scenarios compaction,retention,repair,append,undo] [--cli-repair]';
+
+/** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): CampaignOptions {
-  const o: CampaignOptions = { kills: 40, seed: 1 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const v = (): string => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${a} needs a value`);
-      return x;
-    };
-    if (a === '--kills') o.kills = Number(v());
-    else if (a === '--seed') o.seed = Number(v());
-    else if (a === '--scenarios') o.scenarios = v().split(',');
-    else if (a === '--cli-repair') o.cliRepair = true;
-    else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run crash-test -- [--kills N] [--seed S] [--scenarios compaction,retention,repair,append,undo] [--cli-repair]');
-      process.exit(0);
-    } else throw new Error(`unknown argument ${a}`);
+  try {
+    return parseOrThrow(argv);
+  } catch (err) {
+    console.error(`${(err as Error).message}${(err as Error).message.includes('usage:') ? '' : `\n${USAGE}`}`);
+    process.exit(2);
   }
+}
+
+function parseOrThrow(argv: string[]): CampaignOptions {
+  const { values: v } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      kills: { type: 'string' },
+      seed: { type: 'string' },
+      scenarios: { type: 'string' },
+      'cli-repair': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (v.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const whole = (name: string, raw: string | undefined, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name} needs a whole number ≥ 0, got "${raw}"\n${USAGE}`);
+    return n;
+  };
+  const o: CampaignOptions = { kills: whole('kills', v.kills, 40), seed: whole('seed', v.seed, 1) };
+  if (v.scenarios !== undefined) o.scenarios = v.scenarios.split(',');
+  if (v['cli-repair']) o.cliRepair = true;
   return o;
 }
 

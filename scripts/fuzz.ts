@@ -23,6 +23,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { WorkerPool } from '../src-main/api/core/worker-pool.ts';
 import type { ChunkArgs, ChunkResult, OpOutcome } from './fuzz-worker.ts';
 import { generatedSeeds, inputAt, realSeeds } from './fuzz-inputs.ts';
@@ -41,31 +42,62 @@ interface Options {
   fullEvery: number;
 }
 
+const USAGE = 'usage: npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--sql-every N] [--api-every N] [--chunk N] [--real-seeds N] [--full-every N]';
+
+/** A whole number ≥ `min` from option `name`, or an error naming the option. */
+function count(name: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} needs a whole number ≥ ${min}, got "${raw}"\n${USAGE}`);
+  return n;
+}
+
+/** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): Options {
-  const o: Options = { minutes: 0, iterations: 0, seed: 1, replay: null, out: '', hangMs: 5000, sqlEvery: 500, apiEvery: 50, chunk: 200, realSeeds: 8, fullEvery: 1 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const v = (): string => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${a} needs a value`);
-      return x;
-    };
-    if (a === '--minutes') o.minutes = Number(v());
-    else if (a === '--iterations') o.iterations = Number(v());
-    else if (a === '--seed') o.seed = Number(v());
-    else if (a === '--replay') o.replay = Number(v());
-    else if (a === '--out') o.out = resolve(v());
-    else if (a === '--hang-ms') o.hangMs = Number(v());
-    else if (a === '--sql-every') o.sqlEvery = Number(v());
-    else if (a === '--api-every') o.apiEvery = Number(v());
-    else if (a === '--chunk') o.chunk = Math.max(1, Number(v()));
-    else if (a === '--real-seeds') o.realSeeds = Number(v());
-    else if (a === '--full-every') o.fullEvery = Math.max(1, Number(v()));
-    else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--sql-every N] [--api-every N] [--chunk N] [--real-seeds N] [--full-every N]');
-      process.exit(0);
-    } else throw new Error(`unknown argument ${a}`);
+  try {
+    return parseOrThrow(argv);
+  } catch (err) {
+    console.error(`${(err as Error).message}${(err as Error).message.includes('usage:') ? '' : `\n${USAGE}`}`);
+    process.exit(2);
   }
+}
+
+function parseOrThrow(argv: string[]): Options {
+  const { values: v } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      minutes: { type: 'string' },
+      iterations: { type: 'string' },
+      seed: { type: 'string' },
+      replay: { type: 'string' },
+      out: { type: 'string' },
+      'hang-ms': { type: 'string' },
+      'sql-every': { type: 'string' },
+      'api-every': { type: 'string' },
+      chunk: { type: 'string' },
+      'real-seeds': { type: 'string' },
+      'full-every': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (v.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const o: Options = {
+    minutes: count('minutes', v.minutes, 0),
+    iterations: count('iterations', v.iterations, 0),
+    seed: count('seed', v.seed, 1),
+    replay: v.replay === undefined ? null : count('replay', v.replay, 0),
+    out: v.out === undefined ? '' : resolve(v.out),
+    hangMs: count('hang-ms', v['hang-ms'], 5000, 1),
+    sqlEvery: count('sql-every', v['sql-every'], 500),
+    apiEvery: count('api-every', v['api-every'], 50),
+    chunk: count('chunk', v.chunk, 200, 1),
+    realSeeds: count('real-seeds', v['real-seeds'], 8),
+    fullEvery: count('full-every', v['full-every'], 1, 1),
+  };
   if (o.minutes <= 0 && o.iterations <= 0) o.iterations = 200;
   o.out ||= join(tmpdir(), `klx-fuzz-${o.seed}`);
   return o;

@@ -245,9 +245,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.write('retry: 2000\n: connected\n\n');
     streams.add(res);
-    const send = (event: KlxEvent): void => void res.write(`data: ${JSON.stringify(event)}\n\n`);
+    // A stream ended by close() (or by the client) may still get an event before its 'close'
+    // event unsubscribes it: writing then would throw "write after end" in the emitter.
+    const write = (text: string): void => {
+      if (!res.writableEnded && !res.destroyed) res.write(text);
+    };
+    const send = (event: KlxEvent): void => write(`data: ${JSON.stringify(event)}\n\n`);
     const unsubscribe = api.ctx.events.subscribe(send);
-    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    const ping = setInterval(() => write(': ping\n\n'), 15_000);
     ping.unref();
     const stop = (): void => {
       clearInterval(ping);

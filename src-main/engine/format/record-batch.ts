@@ -128,18 +128,7 @@ export function decodeV2Records(header: BatchHeader, entry: Uint8Array, maxMessa
   const count = header.recordCount;
   const data = inflateRecordsArea(header, entry, maxMessageBytes);
   const records: KafkaRecord[] = new Array(count);
-  let pos: number;
-  try {
-    pos = walkRecords(header, data, records);
-  } catch (err) {
-    if (err instanceof KlxError && err.position === undefined) {
-      throw new KlxError(err.code, `batch at baseOffset ${header.baseOffset}: ${err.reason}`, { position: header.position, cause: err });
-    }
-    throw err;
-  }
-  if (pos !== data.length) {
-    throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${data.length - pos} bytes left in the records area after ${count} records`, { position: header.position });
-  }
+  walkWholeRecordsArea(header, data, count, () => walkRecords(header, data, records));
   return records;
 }
 
@@ -193,9 +182,20 @@ const NO_VISIT: V2RecordVisitor = () => {};
 
 /** Walks a decompressed records area with no visitor; errors as {@link decodeV2Records} gives them. */
 function checkRecordsArea(header: BatchHeader, data: Uint8Array, count: number): void {
+  walkWholeRecordsArea(header, data, count, () => walkV2Records(data, count, NO_VISIT));
+}
+
+/**
+ * Runs `walk` over a decompressed records area of `count` records and checks that it ended exactly
+ * at the area's end (Kafka's `DefaultRecordBatch` iterator fails on bytes left after the last
+ * record). An error the walk raised without a position gets the batch's position and baseOffset.
+ * @param walk returns the byte position (in `data`) where the last record ended.
+ * @throws KlxError `corrupt-batch` (position = the batch's) for bytes left over; the walk's errors.
+ */
+function walkWholeRecordsArea(header: BatchHeader, data: Uint8Array, count: number, walk: () => number): void {
   let pos: number;
   try {
-    pos = walkV2Records(data, count, NO_VISIT);
+    pos = walk();
   } catch (err) {
     if (err instanceof KlxError && err.position === undefined) {
       throw new KlxError(err.code, `batch at baseOffset ${header.baseOffset}: ${err.reason}`, { position: header.position, cause: err });

@@ -11,7 +11,7 @@ import type { Page } from '@playwright/test';
 import { generateDemoLogDir } from '../../../src-main/app/demo-log.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { buildPartition, rec, singles } from '../../support/log-builder.ts';
-import { SCREENSHOTS, expect, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
+import { expect, lightAndDarkShots, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
 
 const T0 = 1_717_000_000_000;
 
@@ -66,13 +66,7 @@ async function openAnother(page: Page, path: string): Promise<void> {
 }
 
 /** Saves `daily-<name>-light.png` and `daily-<name>-dark.png` (the toggle cycles system → light → dark). */
-async function shots(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${SCREENSHOTS}/daily-${name}-light.png` });
-  const toggle = page.getByTestId('theme-toggle');
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: `${SCREENSHOTS}/daily-${name}-dark.png` });
-}
+const shots = (page: Page, name: string): Promise<void> => lightAndDarkShots(page, `daily-${name}`);
 
 test('opening another folder while 200+ records are shown reads only the new partition (no stale "offset 200" page load)', async ({ page, bridge, demo }) => {
   await openFolder(page, bridge.url, demo.demoDir);

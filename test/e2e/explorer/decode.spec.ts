@@ -13,7 +13,7 @@
  * Screenshots light and dark: decode-*.png.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
@@ -22,22 +22,12 @@ import { startBridge, type Bridge } from '../../../src-main/bridge/server.ts';
 import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
 import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
-import { expect, openFolder, SCREENSHOTS, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
+import { expect, folderSnapshot, lightAndDarkShots, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
 
 let fx: SchemaFixtures;
 let dataDir: string;
 let bridge: Bridge;
 
-/** Every file under `dir` with size and mtime. */
-function snapshot(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .map((e) => {
-      const p = join(e.parentPath, e.name);
-      const st = statSync(p);
-      return `${p}\t${st.size}\t${st.mtimeMs}`;
-    })
-    .sort();
-}
 let before: string[];
 
 test.beforeAll(async () => {
@@ -51,7 +41,7 @@ test.beforeAll(async () => {
   } finally {
     w.close();
   }
-  before = snapshot(fx.logDir);
+  before = folderSnapshot(fx.logDir);
   dataDir = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-data-')));
   bridge = await startBridge({ readOnly: true, roots: [], rendererDir: RENDERER_DIR, dataDir });
 });
@@ -62,14 +52,7 @@ test.afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function shots(page: Page, name: string): Promise<void> {
-  const toggle = page.getByTestId('theme-toggle');
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'light'; i++) await toggle.click();
-  await page.screenshot({ path: `${SCREENSHOTS}/decode-${name}-light.png` });
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: `${SCREENSHOTS}/decode-${name}-dark.png` });
-}
+const shots = (page: Page, name: string): Promise<void> => lightAndDarkShots(page, `decode-${name}`);
 
 const row = (page: Page, offset: number) => page.locator(`[data-testid=record-row][data-offset="${offset}"]`);
 const editorText = (page: Page) => page.getByTestId('inspector-content').locator('.monaco-editor .view-lines');
@@ -144,5 +127,5 @@ test('picking "Double" for the values of prices re-renders the table and the ins
   await expect(row(page, 0)).not.toContainText('12.5');
   await expect(row(page, 0)).toContainText('p0');
   // Opening read-only: nothing was written into the opened folder.
-  expect(snapshot(fx.logDir)).toEqual(before);
+  expect(folderSnapshot(fx.logDir)).toEqual(before);
 });

@@ -13,7 +13,7 @@
  *   the last value of each key) beside the segments 0 and 10 it replaces, and seg@20 active.
  * Pages are 1600 × 900 ({@link VIEWPORT}), a common support-desk screen.
  */
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,7 @@ import { buildPartition, rec, singles } from '../../support/log-builder.ts';
 import { REAL_DATA } from '../../support/real-data.ts';
 import { expect, test as base } from '../fixtures.ts';
 import { generateBigPartition, type BigPartition } from './big-partition.ts';
+import { SCREENSHOTS } from '../fixtures.ts';
 
 export { expect };
 export { SCREENSHOTS } from '../fixtures.ts';
@@ -131,4 +132,37 @@ export async function selectPartition(page: Page, name: string): Promise<void> {
 /** The offsets of the record rows on screen. */
 export async function visibleOffsets(page: Page): Promise<string[]> {
   return page.locator('[data-testid=record-row]').evaluateAll((els) => els.map((e) => e.getAttribute('data-offset') ?? ''));
+}
+
+/** Switches the app's theme with the toolbar toggle until `<html data-theme>` is `theme`. */
+async function setTheme(page: Page, theme: 'light' | 'dark'): Promise<void> {
+  const toggle = page.getByTestId('theme-toggle');
+  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== theme; i++) await toggle.click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+}
+
+/**
+ * Screenshots the page in the light and then the dark theme, as `<SCREENSHOTS>/<name>-light.png`
+ * and `<name>-dark.png`, and leaves it light (for the next steps and the next screenshots).
+ */
+export async function lightAndDarkShots(page: Page, name: string): Promise<void> {
+  await setTheme(page, 'light');
+  await page.screenshot({ path: `${SCREENSHOTS}/${name}-light.png` });
+  await setTheme(page, 'dark');
+  await page.screenshot({ path: `${SCREENSHOTS}/${name}-dark.png` });
+  await setTheme(page, 'light');
+}
+
+/**
+ * Every entry under `dir` as "path, size, mtime" lines, sorted: two equal snapshots mean that
+ * nothing under `dir` was created, removed, resized or touched (the read-only checks).
+ */
+export function folderSnapshot(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .map((e) => {
+      const p = join(e.parentPath, e.name);
+      const st = statSync(p);
+      return `${p}\t${st.size}\t${st.mtimeMs}`;
+    })
+    .sort();
 }

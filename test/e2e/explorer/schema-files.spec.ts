@@ -13,7 +13,7 @@
  *   them); Remove brings the typed error back. The opened folder is never written.
  * Screenshots light and dark: schema-files-*.png.
  */
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
@@ -22,7 +22,7 @@ import { startBridge, type Bridge } from '../../../src-main/bridge/server.ts';
 import { createPartition } from '../../../src-main/engine/log/partition-create.ts';
 import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
-import { expect, openFolder, SCREENSHOTS, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
+import { expect, folderSnapshot, lightAndDarkShots, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
 
 let fx: SchemaFixtures;
 let work: string;
@@ -30,15 +30,6 @@ let logDir: string;
 let bridge: Bridge;
 let before: string[];
 
-function snapshot(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .map((e) => {
-      const p = join(e.parentPath, e.name);
-      const st = statSync(p);
-      return `${p}\t${st.size}\t${st.mtimeMs}`;
-    })
-    .sort();
-}
 
 test.beforeAll(async () => {
   fx = buildSchemaFixtures();
@@ -55,7 +46,7 @@ test.beforeAll(async () => {
     }
   }
   writeFileSync(join(work, 'broken.avsc'), '{"type": "record", "name": "Broken"}');
-  before = snapshot(logDir);
+  before = folderSnapshot(logDir);
   bridge = await startBridge({ readOnly: true, roots: [], rendererDir: RENDERER_DIR, dataDir: join(work, 'data') });
 });
 
@@ -65,14 +56,7 @@ test.afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-async function shots(page: Page, name: string): Promise<void> {
-  const toggle = page.getByTestId('theme-toggle');
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'light'; i++) await toggle.click();
-  await page.screenshot({ path: `${SCREENSHOTS}/schema-files-${name}-light.png` });
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: `${SCREENSHOTS}/schema-files-${name}-dark.png` });
-}
+const shots = (page: Page, name: string): Promise<void> => lightAndDarkShots(page, `schema-files-${name}`);
 
 test.setTimeout(240_000);
 
@@ -131,5 +115,5 @@ test('schema files loaded in the records header decode Confluent Avro and Protob
   await page.getByTestId('schema-remove-value').click();
   await expect(row(page, 0)).toContainText('unknown schema id 7');
   await expect(page.getByTestId('schema-given-value')).toHaveText('none');
-  expect(snapshot(logDir)).toEqual(before);
+  expect(folderSnapshot(logDir)).toEqual(before);
 });

@@ -8,7 +8,7 @@
  */
 import type { Page } from '@playwright/test';
 import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
-import { SCREENSHOTS, expect, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
+import { expect, lightAndDarkShots, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
 
 const test = base.extend<{ fx: SchemaFixtures }>({
   fx: async ({}, use) => {
@@ -22,14 +22,7 @@ const test = base.extend<{ fx: SchemaFixtures }>({
 test.use({ viewport: VIEWPORT });
 test.describe.configure({ timeout: 90_000 });
 
-async function shots(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${SCREENSHOTS}/search-decoded-${name}-light.png` });
-  const toggle = page.getByTestId('theme-toggle');
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: `${SCREENSHOTS}/search-decoded-${name}-dark.png` });
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'light'; i++) await toggle.click();
-}
+const shots = (page: Page, name: string): Promise<void> => lightAndDarkShots(page, `search-decoded-${name}`);
 
 test('a condition on decoded Avro values over every partition of the topic; a click shows the match in its partition', async ({ page, bridge, fx }) => {
   await openFolder(page, bridge.url, fx.logDir);

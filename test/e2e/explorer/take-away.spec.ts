@@ -15,7 +15,7 @@ import type { Page } from '@playwright/test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 import { generateBigPartition } from './big-partition.ts';
-import { SCREENSHOTS, expect, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
+import { expect, lightAndDarkShots, openFolder, selectPartition, test as base, VIEWPORT } from './explorer-fixtures.ts';
 
 const test = base.extend<{ fx: SchemaFixtures; outDir: string }>({
   fx: async ({}, use) => {
@@ -34,14 +34,7 @@ const test = base.extend<{ fx: SchemaFixtures; outDir: string }>({
 test.use({ viewport: VIEWPORT });
 test.describe.configure({ timeout: 240_000 });
 
-async function shots(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${SCREENSHOTS}/take-away-${name}-light.png` });
-  const toggle = page.getByTestId('theme-toggle');
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'dark'; i++) await toggle.click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: `${SCREENSHOTS}/take-away-${name}-dark.png` });
-  for (let i = 0; i < 3 && (await page.locator('html').getAttribute('data-theme')) !== 'light'; i++) await toggle.click();
-}
+const shots = (page: Page, name: string): Promise<void> => lightAndDarkShots(page, `take-away-${name}`);
 
 /** The page's clipboard text (the page's `navigator`; this file is typechecked without the DOM lib). */
 const clipboard = (page: Page): Promise<string> => page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
