@@ -64,7 +64,7 @@ describe('klx fetch at a batch whose CRC fails (check.crcs=true)', () => {
     const out = r.stdout.split('\n').filter(Boolean);
     expect(out.map((l) => l.split(' ')[1])).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
     expect(r.stderr).toBe(
-      `klx: corrupt-record: ${file}: position ${position}: Record batch for partition orders-0 at offset 10 is invalid, cause: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C); offsets 10..10, ${size} bytes at position ${position}. A consumer with check.crcs=true stops here until it seeks past offset 10 (read past it with --skip-corrupt)\n`,
+      `klx: corrupt-record: ${file}: position ${position}: Record batch for partition orders-0 at offset 10 is invalid, cause: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C); offsets 10..10, ${size} bytes at position ${position}: a consumer with check.crcs=true (the default) stops at offset 10 until it seeks past offset 10 (Kafka CompletedFetch) (read past it with --skip-corrupt)\n`,
     );
   });
 

@@ -101,7 +101,7 @@ describe('klx verify', () => {
     const r = klx('verify', root);
     expect(r.code).toBe(1);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toContain(`crc-mismatch orders-0/${name(0, '.log')}@${position}: batch at offsets 10..10 fails its CRC: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C); its bytes were altered`);
+    expect(lines[0]).toContain(`crc-mismatch orders-0/${name(0, '.log')}@${position}: batch at offsets 10..10 fails its CRC: Record is corrupt (stored crc = ${stored}, computed crc = ${computed}; CRC-32C); its bytes were altered: a consumer with check.crcs=true (the default) stops at offset 10 until it seeks past offset 10 (Kafka CompletedFetch); a leader serves the batch as it is (fetches do not check CRCs) and a follower refuses to append it (UnifiedLog.analyzeAndValidateRecords); a broker does not check it at startup (clean shutdown: LogLoader.recoverLog recovers no segment)`);
     // The damaged batch is on disk and counted: 60 batches, 1 failing its CRC.
     expect(lines.at(-1)).toMatch(/^verified 1 partition, 2 segments, 60 batches \(1 failing their CRC\), 60 records, \d+ bytes: 1 error, 0 warnings, 0 info$/);
     const dump = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), 'dump', join(dir, name(0, '.log'))], { encoding: 'utf8' });
@@ -179,7 +179,7 @@ describe('klx repair', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`! left in place: orders-0/${name(0, '.log')}@${position}: CRC mismatch in the batch at offsets 10..10; 29 valid batches (29 records) follow it`);
     // The log directory had a clean shutdown: a broker recovers nothing at startup (issue 13 finding 3).
-    expect(r.stdout).toContain('A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 10');
+    expect(r.stdout).toContain('A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); a consumer with check.crcs=true (the default) stops at offset 10 (Kafka CompletedFetch)');
     expect(r.stdout).not.toContain('A broker would cut');
     expect(hashes(dir)[name(0, '.log')]).toBe(logHash);
     expect(klx('verify', root).code).toBe(1);

@@ -42,6 +42,7 @@
  * Units: offsets and timestamps are `bigint` (int64; ms for timestamps); positions and sizes are
  * bytes (`number`).
  */
+import { consumerStopsAt } from './corruption-consequences.ts';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
@@ -346,7 +347,7 @@ export function corruptRecordError(tpName: string, file: string, h: BatchHeader,
   const offset = h.magic === 2 ? h.baseOffset : at > h.baseOffset ? at : h.baseOffset;
   return new KlxError(
     'corrupt-record',
-    `${what} for partition ${tpName} at offset ${offset} is invalid, cause: ${crcMismatchText(h)}; offsets ${h.baseOffset}..${h.lastOffset}, ${h.size} bytes at position ${h.position}. A consumer with check.crcs=true stops here until it seeks past offset ${h.lastOffset}`,
+    `${what} for partition ${tpName} at offset ${offset} is invalid, cause: ${crcMismatchText(h)}; offsets ${h.baseOffset}..${h.lastOffset}, ${h.size} bytes at position ${h.position}: ${consumerStopsAt(offset, h.lastOffset)}`,
     { file, position: h.position, details: { baseOffset: h.baseOffset, lastOffset: h.lastOffset, position: h.position, size: h.size, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) } },
   );
 }

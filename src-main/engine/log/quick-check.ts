@@ -7,6 +7,7 @@
  */
 import { basename, dirname, join } from 'node:path';
 import { segmentFileName } from '../files/file-names.ts';
+import { crcFailureConsequence, startupRecoveryOf } from './corruption-consequences.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { scanLogFile } from '../format/log-reader.ts';
 import type { IndexProblem } from '../files/index-file.ts';
@@ -405,9 +406,11 @@ export const TAIL_CHECK_UNINDEXED_LIMIT = 8 * 1024 * 1024;
  */
 export function tailCheckPartition(log: PartitionLog): Finding[] {
   const out: Finding[] = [];
-  for (const seg of log.segments) {
+  const bases = log.segments.map((x) => x.baseOffset);
+  for (const [segIndex, seg] of log.segments.entries()) {
     const size = seg.size;
     if (size === 0) continue;
+    const startup = startupRecoveryOf(bases, segIndex, log.checkpoints.cleanShutdown, log.recoveryPoint, seg.files.indexSize < 0);
     let start = 0;
     let hasEntry = false;
     if (seg.files.indexSize > 0) {
@@ -434,7 +437,7 @@ export function tailCheckPartition(log: PartitionLog): Finding[] {
         first = false;
         if (e.type === 'batch') {
           const h = e.header;
-          if (h.crcValid === false) found.push(finding('error', 'crc-mismatch', seg.files.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered`, { ...base, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset), crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position));
+          if (h.crcValid === false) found.push(finding('error', 'crc-mismatch', seg.files.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered: ${crcFailureConsequence(h, startup)}`, { ...base, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset), crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position));
           continue;
         }
         const details = { ...base, bytes: e.size, readerCode: e.code };

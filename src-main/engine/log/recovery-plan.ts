@@ -46,6 +46,7 @@
  * with `truncateAtCorruption`) → index rebuilds (computed from the batches that stay, so they are
  * already right for the truncated file) → truncations → empty segment → leader epochs → snapshots.
  */
+import { consumerStopsAt } from './corruption-consequences.ts';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { crc32c } from '../format/crc.ts';
@@ -419,9 +420,18 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
           kind: 'not-recovered-by-broker',
           file: finalLog,
           position: fi.position,
-          reason: `${fi.reason}; ${follows}: left in place. ${accepted}, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); consumers fail at offset ${failAt}. Cutting it is your choice (--truncate-at-corruption), not the broker's`,
+          reason: `${fi.reason}; ${follows}: left in place. ${accepted}, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); ${consumerStopsAt(failAt, undefined, false)}. Cutting it is your choice (--truncate-at-corruption), not the broker's`,
         });
       } else if (!recovered && !recoveredAlone) {
+        // What consumers meet: a valid batch with impossible offsets is read past (CompletedFetch skips records below
+        // the position); a partial or garbage tail of the active segment lies past the log end a broker computes
+        // (LogSegment.readNextOffset reads complete batches only) until an append lands after it; else a consumer stops.
+        const consumerText =
+          fi.kind === 'offset'
+            ? 'a consumer reads past it, skipping records below its position (Kafka CompletedFetch.nextFetchedRecord)'
+            : fi.kind === 'damage' && tailOnly && later === 0
+              ? `a broker's log end offset stays ${failAt} (LogSegment.readNextOffset reads only complete batches), so consumers read none of these bytes; its next append is written after them, leaving them between two batches`
+              : consumerStopsAt(failAt, undefined, fi.kind === 'crc');
         const why = cleanShutdown
           ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
           : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;
@@ -429,7 +439,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
           kind: 'not-recovered-by-broker',
           file: finalLog,
           position: fi.position,
-          reason: `${fi.reason}; ${follows}: left in place. A broker would not notice it at startup: ${why} (LogLoader.recoverLog); consumers with check.crcs=true fail at offset ${failAt}. Cutting the segment here is your choice (--truncate-at-corruption), not the broker's`,
+          reason: `${fi.reason}; ${follows}: left in place. A broker would not notice it at startup: ${why} (LogLoader.recoverLog); ${consumerText}. Cutting the segment here is your choice (--truncate-at-corruption), not the broker's`,
         });
       } else if (tailOnly && later === 0) {
         truncateTo = fi.position;

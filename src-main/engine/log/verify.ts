@@ -24,6 +24,7 @@
  * whole.
  */
 import { KlxError } from '../errors.ts';
+import { crcFailureConsequence, startupRecoveryOf, type StartupRecovery } from './corruption-consequences.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { scanLogFile } from '../format/log-reader.ts';
@@ -141,6 +142,8 @@ export interface SegmentScanOptions {
   onBytes?: (bytes: number) => void;
   /** Collect {@link IndexFileFacts} (default false). */
   indexFacts?: boolean;
+  /** Whether a broker recovers this segment at startup: `crc-mismatch` findings then say what it does with the batch. */
+  startup?: StartupRecovery;
 }
 
 const YIELD_EVERY_BYTES = 8 * 1024 * 1024;
@@ -266,7 +269,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     const bd = { ...seg, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset) };
     if (h.crcValid === false) {
       findings.push(
-        finding('error', 'crc-mismatch', ref.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered`, { ...bd, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position),
+        finding('error', 'crc-mismatch', ref.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered: ${crcFailureConsequence(h, opts.startup)}`, { ...bd, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position),
       );
       scan.damagedBatches++;
       scan.damagedRecords += h.recordCount;
@@ -550,9 +553,11 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
   let damagedRecords = 0;
   let logEnd: bigint | null = null;
   let indexFacts: IndexFileFacts[] | undefined;
-  for (const ref of refs) {
+  const bases = refs.map((r) => r.baseOffset);
+  for (const [i, ref] of refs.entries()) {
     throwIfAborted(opts.signal);
     const scan = await scanSegment(ref, ctx, {
+      startup: startupRecoveryOf(bases, i, log.checkpoints.cleanShutdown, log.recoveryPoint, ref.index === null),
       deep: opts.deep ?? true,
       indexFacts: opts.indexFacts,
       signal: opts.signal,

@@ -433,7 +433,7 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     expect(plan.unresolved).toHaveLength(1);
     const n = plan.unresolved[0]!;
     expect(n).toMatchObject({ kind: 'not-recovered-by-broker', file: join(dir, name(0, '.log')), position: badPosition });
-    expect(n.reason).toContain('5 valid batches (5 records) follow it: left in place. A broker would not notice it at startup: the segment lies below the recovery point 10 (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 4. Cutting the segment here is your choice (--truncate-at-corruption), not the broker\'s');
+    expect(n.reason).toContain('5 valid batches (5 records) follow it: left in place. A broker would not notice it at startup: the segment lies below the recovery point 10 (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on (LogLoader.recoverLog); a consumer with check.crcs=true (the default) stops at offset 4 (Kafka CompletedFetch). Cutting the segment here is your choice (--truncate-at-corruption), not the broker\'s');
     expect(n.reason).not.toContain('A broker would cut');
     const cut = await planRecovery(dir, { truncateAtCorruption: true });
     const t = cut.actions.find((a) => a.type === 'truncate-log')!;
@@ -450,7 +450,7 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const plan = await planRecovery(dir);
     expect(plan.actions).toEqual([]);
     expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', size - 40]]);
-    expect(plan.unresolved[0]!.reason).toContain('nothing valid follows it: left in place. A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); consumers with check.crcs=true fail at offset 10');
+    expect(plan.unresolved[0]!.reason).toContain('nothing valid follows it: left in place. A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); a broker\'s log end offset stays 10 (LogSegment.readNextOffset reads only complete batches), so consumers read none of these bytes; its next append is written after them, leaving them between two batches');
     // The same folder with its .index missing: a broker recovers that segment alone (LogLoader.loadSegmentFiles) and cuts the tail.
     rmSync(join(dir, name(0, '.index')));
     const alone = await planRecovery(dir);
@@ -474,7 +474,7 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const plan = await planRecovery(dir);
     expect(plan.actions.filter((a) => a.type === 'truncate-log')).toEqual([]);
     expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', last.position]]);
-    expect(plan.unresolved[0]!.reason).toContain(`It is a complete batch of magic 3 (${last.size} bytes) whose CRC-32C is valid, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); consumers fail at offset 9`);
+    expect(plan.unresolved[0]!.reason).toContain(`It is a complete batch of magic 3 (${last.size} bytes) whose CRC-32C is valid, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); a consumer (whatever check.crcs: ByteBufferLogInputStream.nextBatch cannot read the bytes) stops at offset 9 (Kafka CompletedFetch)`);
     expect((await planRecovery(dir, { truncateAtCorruption: true })).actions.find((a) => a.type === 'truncate-log')).toMatchObject({ toBytes: last.position });
   });
 });
