@@ -121,6 +121,15 @@ export interface Format {
    * null when the bytes are not the format's.
    */
   detectKey?(bytes: Uint8Array): number | null;
+  /**
+   * Optional, beside {@link detectKey}: a reader specialised for the bytes whose detect key is `key`
+   * (Confluent framing: the schema that id names, looked up and compiled once, not per record), or
+   * null when there is none (e.g. an unknown id: the generic {@link decode} then says why). The
+   * reader returns and throws what {@link decode} would for those bytes in a context of the same
+   * topic side and schemas. It is valid while the schema sources do not change (a decoder keeps it
+   * per topic side with `SchemaRegistry.generation`).
+   */
+  prepare?(key: number, ctx: DecodeContext): PreparedReader | null;
   /** Decodes `bytes`. @throws DecodeError / FormatError with the position and reason. */
   decode(bytes: Uint8Array, ctx: DecodeContext): FormatOutput;
   /** What a null key/value (a tombstone) shows as; default JSON `null`. */
@@ -128,6 +137,12 @@ export interface Format {
   /** Set on formats only `auto` or an explicit choice should use for a topic they claim by name. */
   readonly topicOnly?: boolean;
 }
+
+/**
+ * What {@link Format.prepare} returns: decodes one key or value of the detect key it was made for.
+ * @throws DecodeError / FormatError as {@link Format.decode} does.
+ */
+export type PreparedReader = (bytes: Uint8Array) => FormatOutput;
 
 /**
  * A decoded key or value: the format that read it, the JSON, texts computed on first use, the
@@ -286,6 +301,19 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
 /** auto's explanation of a format chosen by the user. */
 export function chosenReason(format: Format, ctx: DecodeContext): string {
   return `${format.title}: chosen for ${ctx.side}s of ${ctx.topic}`;
+}
+
+/**
+ * Decodes with a reader {@link Format.prepare} made (the caller checked the cap and the detect key);
+ * failures become the result's error, as in {@link decodeWith}.
+ */
+export function decodePrepared(format: string, read: PreparedReader, bytes: Uint8Array, reason: string): Decoded {
+  try {
+    const out = read(bytes);
+    return new Decoded(format, reason, out, out.error, out.errorCode);
+  } catch (e) {
+    return failure(format, reason, e);
+  }
 }
 
 /** Decodes with one format (the cap applies; failures become the result's error). */

@@ -9,10 +9,16 @@
  * sure of itself (confidence ≥ 0.9: the topic's own format, a Confluent schema id found, an Avro
  * container), the next record of that side tries it first and keeps it when it is still as sure,
  * so a million framed records do not pay the whole detection each.
+ *
+ * Hot path (chosen format or auto's sure pick): a format with {@link Format.prepare} makes a reader
+ * for one detect key (Confluent framing: the schema of one id, looked up and compiled once); the
+ * slot keeps it, and a record with the same key is read with it directly. The reader is dropped
+ * when the schema registry changes (`SchemaRegistry.generation`), so a schema added or deleted
+ * is seen by the next record.
  */
 import { relative } from 'node:path';
 import { defaultFormatRegistry } from './default-formats.ts';
-import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeWith, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type Side } from './format.ts';
+import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodePrepared, decodeWith, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type PreparedReader, type Side } from './format.ts';
 import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
 import { addSchemaFiles, registryFromSchemasTopics } from './schemas/schema-sources.ts';
 import { userSchemaLayer } from './schemas/user-schemas.ts';
@@ -40,6 +46,20 @@ interface Slot {
   sureReason: string;
   /** The sure format's {@link Format.detectKey} of the bytes `sureDetect` was said of (null: none). */
   sureKey: number | null;
+  /** The schema registry's generation `sureKey` was found in. */
+  sureGeneration: number;
+  /** The reader the slot's format (chosen, or auto's sure pick) prepared for one detect key, or null. */
+  hot: Hot | null;
+}
+
+/** A reader {@link Format.prepare} made for one detect key, with what a result of it says. */
+interface Hot {
+  format: Format;
+  key: number;
+  read: PreparedReader;
+  reason: string;
+  /** The schema registry's generation it was prepared in (a schema change makes it stale). */
+  generation: number;
 }
 
 /** One record's key and value, decoded. */
@@ -56,6 +76,10 @@ export class RecordDecoder {
   readonly maxBytes: number;
   /** Per side, per topic: the choice in force, its format and reason (chosen), or auto's sure pick. */
   private readonly slots = { key: new Map<string, Slot>(), value: new Map<string, Slot>() };
+  /** The slot of the last call's topic side (a run of records of one topic asks no map). */
+  private lastSlot: Slot | null = null;
+  private lastTopic = '';
+  private lastSide: Side = 'value';
   /** One context object reused by every call (decoding is synchronous and formats keep no context). */
   private readonly ctx: DecodeContext = { topic: '', side: 'value', key: null, schemas: null, maxBytes: DEFAULT_MAX_DECODE_BYTES };
 
@@ -84,6 +108,7 @@ export class RecordDecoder {
     this.applyUserSchemas();
     this.slots.key.clear();
     this.slots.value.clear();
+    this.lastSlot = null;
   }
 
   /**
@@ -100,25 +125,46 @@ export class RecordDecoder {
     ctx.schemas = this.schemas;
     ctx.maxBytes = this.maxBytes;
     ctx.controlType = controlType;
-    const slots = this.slots[side];
-    let slot = slots.get(topic);
-    if (!slot) {
-      const c = this.choiceFor(topic, side);
-      const format = c === AUTO ? null : this.formats.get(c);
-      if (format === undefined) return decodeBytes(this.formats, bytes, ctx, c); // throws: no such format
-      slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '', sureKey: null };
-      slots.set(topic, slot);
+    let slot = this.lastSlot;
+    if (slot === null || topic !== this.lastTopic || side !== this.lastSide) {
+      const slots = this.slots[side];
+      slot = slots.get(topic) ?? null;
+      if (!slot) {
+        const c = this.choiceFor(topic, side);
+        const format = c === AUTO ? null : this.formats.get(c);
+        if (format === undefined) return decodeBytes(this.formats, bytes, ctx, c); // throws: no such format
+        slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '', sureKey: null, sureGeneration: this.schemas.generation, hot: null };
+        slots.set(topic, slot);
+      }
+      this.lastSlot = slot;
+      this.lastTopic = topic;
+      this.lastSide = side;
     }
     if (choice !== undefined && choice !== slot.choice) return decodeBytes(this.formats, bytes, ctx, choice);
-    if (slot.format) return decodeWith(slot.format, bytes, ctx, slot.reason);
+    const generation = this.schemas.generation;
+    const small = bytes !== null && bytes.byteLength <= this.maxBytes;
+    // The hot path: the same detect key (e.g. schema id) as the record the slot's reader was prepared for.
+    const hot = slot.hot;
+    if (hot !== null && small && hot.generation === generation && hot.format.detectKey!(bytes!) === hot.key) return decodePrepared(hot.format.name, hot.read, bytes!, hot.reason);
+    if (slot.format) {
+      if (small) this.prepareHot(slot, slot.format, bytes!, slot.reason);
+      return decodeWith(slot.format, bytes, ctx, slot.reason);
+    }
     if (bytes === null) return decodeBytes(this.formats, bytes, ctx, AUTO);
-    if (slot.sure && bytes.byteLength <= this.maxBytes) {
+    if (slot.sureGeneration !== generation) slot.sureKey = null; // a schema changed: detect again
+    if (slot.sure && small) {
       // Same detection key as the sure record (e.g. the same schema id): same detection, no need to ask.
       const k = slot.sure.detectKey?.(bytes) ?? null;
-      if (k !== null && k === slot.sureKey) return decodeWith(slot.sure, bytes, ctx, slot.sureReason);
+      if (k !== null && k === slot.sureKey) {
+        this.prepareHot(slot, slot.sure, bytes, slot.sureReason);
+        return decodeWith(slot.sure, bytes, ctx, slot.sureReason);
+      }
       const d = slot.sure.detect(bytes, ctx);
       if (d && d.confidence >= 0.9) {
-        if (d.reason === slot.sureDetect) slot.sureKey = k;
+        if (d.reason === slot.sureDetect) {
+          slot.sureKey = k;
+          slot.sureGeneration = generation;
+        }
         return decodeWith(slot.sure, bytes, ctx, d.reason === slot.sureDetect ? slot.sureReason : `${slot.sure.title}: ${d.reason}`);
       }
     }
@@ -131,9 +177,26 @@ export class RecordDecoder {
         slot.sureDetect = d.reason;
         slot.sureReason = r.reason;
         slot.sureKey = f.detectKey?.(bytes) ?? null;
+        slot.sureGeneration = generation;
+        slot.hot = null;
       }
     }
     return r;
+  }
+
+  /**
+   * Keeps in `slot` the reader `format` prepares for the detect key of `bytes` (see
+   * {@link Format.prepare}), unless it holds that one already or the format has none.
+   */
+  private prepareHot(slot: Slot, format: Format, bytes: Uint8Array, reason: string): void {
+    if (!format.prepare || !format.detectKey) return;
+    const key = format.detectKey(bytes);
+    if (key === null) return;
+    const generation = this.schemas.generation;
+    const had = slot.hot;
+    if (had && had.format === format && had.key === key && had.generation === generation && had.reason === reason) return;
+    const read = format.prepare(key, this.ctx);
+    slot.hot = read ? { format, key, read, reason, generation } : null;
   }
 
   /** Decodes a record's key and value with the topic's choices. */

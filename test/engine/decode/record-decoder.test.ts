@@ -92,3 +92,30 @@ describe('auto skips detection for the same schema id, not for another (python3-
     }
   }, 60_000);
 });
+
+describe('a reader kept for a schema id follows schema changes (python3-avro bodies, _schemas by klx append)', () => {
+  it.each([
+    ['auto', {}],
+    ['format confluent', { orders: { value: 'confluent' } }],
+  ])('%s: after the id-7 subject version is hard-deleted, the next id-7 record is not read with the old schema', async (_name, choices) => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const registry = schemasOf(openPath(fx.logDir)).registry;
+      const dec = new RecordDecoder({ schemas: registry, choices });
+      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
+      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const before = [0, 1].map((i) => dec.decode('orders', 'value', values[i]!));
+      expect(before.map((d) => [d.format, d.schemaId, d.text])).toEqual([
+        ['confluent', 7, fx.expected.orders[0]],
+        ['confluent', 7, fx.expected.orders[1]],
+      ]);
+      registry.remove('orders-value', 1);
+      const after = dec.decode('orders', 'value', values[2]!);
+      expect([after.format, after.schemaId, after.errorCode, after.error, after.text]).toEqual(['confluent', 7, 'unknown-schema', 'unknown schema id 7', null]);
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});

@@ -8,7 +8,7 @@
  */
 import Ajv from 'ajv';
 import { DecodeError } from '../decode-error.ts';
-import { FormatError, type DecodeContext, type Format, type FormatOutput } from '../format.ts';
+import { FormatError, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
 import type { SchemaEntry } from '../schemas/schema-registry.ts';
 import { avroTypesOf, describe, readAvroDatum } from './avro.ts';
 import { parseJsonBytes } from './json.ts';
@@ -71,47 +71,78 @@ export const confluentFormat: Format = {
     if (given) return { confidence: 0.9, reason: `Confluent framing, schema id ${id} is in no schema source; read with the ${given.source}` };
     return { confidence: 0.45, reason: `magic byte 0 and schema id ${id}: Confluent framing` };
   },
+  prepare(id, ctx) {
+    const e = schemaOf(id, ctx);
+    if (!e) return null;
+    let read: PreparedReader;
+    try {
+      read = bodyReader(e, id, ctx);
+    } catch {
+      return null; // the schema does not compile: the generic decode says so per record
+    }
+    return (b) => {
+      try {
+        return read(b);
+      } catch (err) {
+        throw withSchemaId(err, id);
+      }
+    };
+  },
   decode(b, ctx): FormatOutput {
     const id = confluentSchemaId(b);
     if (id === null) throw new FormatError(b.byteLength < 5 ? 'truncated' : 'invalid', b.byteLength < 5 ? b.byteLength : 0, b.byteLength < 5 ? `Confluent framing: needs 5 bytes (magic 0 + schema id), got ${b.byteLength}` : `Confluent framing: magic byte is ${b[0]}, not 0`);
     try {
-      return decodeFramed(b, ctx, id);
+      const e = schemaOf(id, ctx);
+      if (!e) {
+        const none = !ctx.schemas || ctx.schemas.all().length === 0;
+        throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);
+      }
+      return bodyReader(e, id, ctx)(b);
     } catch (err) {
-      if (err instanceof FormatError) throw new FormatError(err.code, err.position, err.reason, id);
-      if (err instanceof DecodeError) throw new FormatError('invalid', err.position, err.reason, id);
-      throw err;
+      throw withSchemaId(err, id);
     }
   },
 };
 
-function decodeFramed(b: Uint8Array, ctx: DecodeContext, id: number): FormatOutput {
-  {
-    // An id no source knows: the schema the user gave for this topic side, if any (see user-schemas.ts).
-    const e = ctx.schemas?.byId(id) ?? ctx.schemas?.forTopic(ctx.topic, ctx.side);
-    if (!e) {
-      const none = !ctx.schemas || ctx.schemas.all().length === 0;
-      throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);
-    }
-    if (e.schemaType === 'AVRO') {
-      const r = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 5);
-      const out: FormatOutput = { json: r.value, schemaId: id, subject: e.subject, version: e.version };
-      if (r.leftover) {
-        out.error = r.leftover;
-        out.errorCode = 'invalid';
-      }
-      return out;
-    }
-    if (e.schemaType === 'PROTOBUF') {
-      const file = protoFileOf(e, ctx.schemas);
-      const { type, at } = messageTypeAt(file, e, b, 5);
-      return { json: readProtoMessage(type, b, at), schemaId: id, subject: e.subject, version: e.version };
-    }
-    const meta = { schemaId: id, subject: e.subject, version: e.version };
-    const json = parseJsonBytes(b.subarray(5));
-    const v = validatorOf(e, ctx);
-    if (typeof v === 'string') return { json, ...meta };
-    if (v(json)) return { json, ...meta };
-    const first = v.errors?.[0];
-    return { json, ...meta, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' };
+/** The schema `id` names, or (an id no source knows) the schema the user gave for this topic side (see user-schemas.ts). */
+function schemaOf(id: number, ctx: DecodeContext): SchemaEntry | undefined {
+  return ctx.schemas?.byId(id) ?? ctx.schemas?.forTopic(ctx.topic, ctx.side);
+}
+
+/** A decode failure of framed bytes, carrying the schema id they named. */
+function withSchemaId(err: unknown, id: number): unknown {
+  if (err instanceof FormatError) return new FormatError(err.code, err.position, err.reason, id);
+  if (err instanceof DecodeError) return new FormatError('invalid', err.position, err.reason, id);
+  return err;
+}
+
+/**
+ * Reads the body after the 5-byte framing with schema `e` (compiled here, once per call: a caller
+ * that decodes many records keeps the reader, see `prepare`).
+ * @throws FormatError `schema` when the schema does not compile.
+ */
+function bodyReader(e: SchemaEntry, id: number, ctx: DecodeContext): PreparedReader {
+  const { subject, version } = e;
+  if (e.schemaType === 'AVRO') {
+    const types = avroTypesOf(e, ctx.schemas);
+    return (b) => {
+      const r = readAvroDatum(types, b, 5);
+      if (r.leftover) return { json: r.value, schemaId: id, subject, version, error: r.leftover, errorCode: 'invalid' };
+      return { json: r.value, schemaId: id, subject, version };
+    };
   }
+  if (e.schemaType === 'PROTOBUF') {
+    const file = protoFileOf(e, ctx.schemas);
+    return (b) => {
+      const { type, at } = messageTypeAt(file, e, b, 5);
+      return { json: readProtoMessage(type, b, at), schemaId: id, subject, version };
+    };
+  }
+  const v = validatorOf(e, ctx);
+  return (b) => {
+    const json = parseJsonBytes(b.subarray(5));
+    if (typeof v === 'string' || v(json)) return { json, schemaId: id, subject, version };
+    const first = v.errors?.[0];
+    return { json, schemaId: id, subject, version, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' };
+  };
 }

@@ -84,6 +84,16 @@ export class SchemaRegistry implements SchemaLookup {
   private userTopicSchemas = new Map<string, SchemaEntry>();
   private userSubjects = new Map<string, SchemaEntry>();
   private idIndex: Map<number, SchemaEntry> | null = null;
+  private changes = 0;
+
+  /**
+   * A number that changes whenever what {@link byId}, {@link bySubject} or {@link forTopic} answer
+   * may change (a schema added, removed, soft-deleted, given for a topic). Decoders that keep a
+   * schema resolved for a schema id compare it to know when to resolve again.
+   */
+  get generation(): number {
+    return this.changes;
+  }
 
   /** Adds or replaces a schema version (user files, registry exports, `_schemas` records). */
   add(e: SchemaEntry): void {
@@ -91,17 +101,20 @@ export class SchemaRegistry implements SchemaLookup {
     if (!m) this.subjects.set(e.subject, (m = new Map()));
     m.set(e.version, e);
     this.idIndex = null;
+    this.changes++;
   }
 
   /** Removes a subject version (a hard delete). */
   remove(subject: string, version: number): void {
     this.subjects.get(subject)?.delete(version);
     this.idIndex = null;
+    this.changes++;
   }
 
   /** Gives `topic`'s key or value a schema without framing (plain Avro datum). */
   setForTopic(topic: string, side: 'key' | 'value', e: SchemaEntry): void {
     this.topicSchemas.set(`${side}\u0000${topic}`, e);
+    this.changes++;
   }
 
   /**
@@ -112,6 +125,7 @@ export class SchemaRegistry implements SchemaLookup {
   setUserSchemas(schemas: [string, 'key' | 'value', SchemaEntry][], deps: SchemaEntry[]): void {
     this.userTopicSchemas = new Map(schemas.map(([t, side, e]) => [`${side}\u0000${t}`, e]));
     this.userSubjects = new Map(deps.map((e) => [e.subject, e]));
+    this.changes++;
   }
 
   forTopic(topic: string, side: 'key' | 'value'): SchemaEntry | undefined {
@@ -203,6 +217,7 @@ export class SchemaRegistry implements SchemaLookup {
       const m = this.subjects.get(subject);
       if (m) for (const e of m.values()) if (e.version <= upTo) m.set(e.version, { ...e, deleted: true });
       this.idIndex = null;
+      this.changes++;
       return null;
     }
     return null; // CONFIG, MODE, NOOP, DELETE_* of other kinds: no schema change
