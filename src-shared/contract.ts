@@ -27,6 +27,7 @@ import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sql
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 import { labInfo, lessonOutcome, lessonStateWire } from './lessons-types.ts';
+import { folderChangedEvent, recentFolder, sessionClosedEvent } from './folder-types.ts';
 import { choicesOfFolder, decodedRecord, decodeSide, formatChoices, formatInfo, formatName, userSchema } from './decode-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
@@ -152,8 +153,27 @@ export const contract = {
   'session.folders': call({
     doc: 'The folders opened in this session and the recent folders (most recent first).',
     request: empty,
-    /** `writeMode`: whether "Open for writing" is on (see session.setWriteMode). */
-    response: z.object({ opened: z.array(z.string()), recent: z.array(z.string()), writeMode: z.boolean() }),
+    /**
+     * `writeMode`: whether "Open for writing" is on (see session.setWriteMode). `recentFolders`: the
+     * recent folders (as `recent`) with whether each can be opened now and why not.
+     */
+    response: z.object({ opened: z.array(z.string()), recent: z.array(z.string()), recentFolders: z.array(recentFolder), writeMode: z.boolean() }),
+    write: false,
+  }),
+
+  'session.close': call({
+    doc: 'Closes an opened folder: stops watching it, forgets what was cached about its partitions and emits `session.closed`; later path arguments inside it are refused (unless a fixed root holds them). Nothing on disk changes. Not opened: `not-found`.',
+    request: z.strictObject({ path: pathText }),
+    /** `opened`: the folders still opened, in opening order. */
+    response: z.object({ opened: z.array(z.string()) }),
+    write: false,
+  }),
+
+  'session.reload': call({
+    doc: 'Reads an opened folder again: forgets what was cached about its partitions (opened segments and indexes, decoders, SQL tables, consumer groups) and takes a fresh listing for the folder watcher; the caller then reloads its views (log.open). Not opened: `not-found`.',
+    request: z.strictObject({ path: pathText }),
+    /** `dirs`: the partition folders under it whose caches were dropped. */
+    response: z.object({ path: z.string(), dirs: z.array(z.string()) }),
     write: false,
   }),
 
@@ -781,8 +801,8 @@ export function isJobMethod(name: MethodName): name is JobMethodName {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Events (main → renderer): job progress, job end, folder opened (e.g. from the app menu), write
-// mode switched, partition files changed.
+// Events (main → renderer): job progress, job end, folder opened (e.g. from the app menu) or closed,
+// write mode switched, partition files changed (by the app, or on disk: `folder.changed`).
 
 /** A job's progress; sent at most every few tens of milliseconds per job, and on each phase change. */
 export const jobProgressEvent = z.object({
@@ -808,13 +828,23 @@ export const sessionWriteModeEvent = z.object({ type: z.literal('session.writeMo
  * Files of these partition folders changed (a cleanup ran or was undone, records were appended, a
  * segment rolled): views showing them reload. `dirs` are real partition folder paths.
  */
-export const logChangedEvent = z.object({ type: z.literal('log.changed'), dirs: z.array(z.string()), reason: z.string().max(200) });
+export const logChangedEvent = z.object({
+  type: z.literal('log.changed'),
+  dirs: z.array(z.string()),
+  reason: z.string().max(200),
+  /**
+   * True when the folder watcher or `session.reload` sent it (files changed outside the app, or a
+   * reload): main's caches drop the partitions, and the renderer refreshes its views from the
+   * `folder.changed` event (or the reload it asked for) instead of this one.
+   */
+  external: z.boolean().optional(),
+});
 
 /** The format choices of an opened folder changed (`decode.setChoice`): tables and the inspector decode again. */
 export const decodeChoicesEvent = z.object({ type: z.literal('decode.choices'), root: z.string(), choices: formatChoices });
 
 /** Any event the main process sends to the renderer. */
-export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent, sessionWriteModeEvent, logChangedEvent, decodeChoicesEvent]);
+export const klxEvent = z.union([jobProgressEvent, jobEndEvent, sessionOpenedEvent, sessionClosedEvent, sessionWriteModeEvent, logChangedEvent, folderChangedEvent, decodeChoicesEvent]);
 
 export type JobProgress = z.infer<typeof jobProgress>;
 export type JobSummary = z.infer<typeof jobSummary>;
@@ -824,6 +854,7 @@ export type SessionOpenedEvent = z.infer<typeof sessionOpenedEvent>;
 export type SessionWriteModeEvent = z.infer<typeof sessionWriteModeEvent>;
 export type LogChangedEvent = z.infer<typeof logChangedEvent>;
 export type DecodeChoicesEvent = z.infer<typeof decodeChoicesEvent>;
+export type { FolderChangedEvent, FolderChange, SessionClosedEvent, RecentFolder } from './folder-types.ts';
 export type KlxEvent = z.infer<typeof klxEvent>;
 export type { ErrorInfo };
 

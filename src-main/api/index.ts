@@ -28,6 +28,7 @@ import { sessionHandlers } from './session/session.ts';
 import { sqlHandlers } from './sql/sql.ts';
 import { SessionState, type RecentStore } from './core/session-state.ts';
 import { configureDecodeChoices } from './core/folder-decoders.ts';
+import { startFolderWatchers, type FolderWatcherOptions } from './core/folder-watcher.ts';
 import type { DecodeChoicesStore } from './core/decode-choices-store.ts';
 import type { ApiContext, Handlers } from './core/types.ts';
 
@@ -61,6 +62,11 @@ export interface ServerApiOptions {
   jobs?: JobManagerOptions;
   /** Where format choices are persisted per opened folder. Default: in memory. */
   decodeChoices?: DecodeChoicesStore;
+  /**
+   * Follow the opened folders on disk (`folder-watcher.ts`): a watcher per opened folder reports
+   * changes made outside the app. Default off (the bridge and the Electron app turn it on).
+   */
+  watch?: FolderWatcherOptions | false;
 }
 
 /** A context, its handlers and its dispatch. */
@@ -83,6 +89,7 @@ export function createServerApi(options: ServerApiOptions): ServerApi {
     session: new SessionState(events, options.recent),
   };
   if (options.decodeChoices) configureDecodeChoices(ctx, options.decodeChoices);
+  if (options.watch) startFolderWatchers(ctx, options.watch);
   const handlers = createApi(ctx);
   return { ctx, handlers, dispatch: createDispatch(ctx, handlers) };
 }

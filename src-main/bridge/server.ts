@@ -28,6 +28,8 @@ import { readPackageVersion } from '../api/app/app.ts';
 import { createServerApi, type ServerApi } from '../api/index.ts';
 import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
 import type { DispatchOptions } from '../api/core/dispatch.ts';
+import { folderWatchersOf, type FolderWatcherOptions } from '../api/core/folder-watcher.ts';
+import { fileRecentStore } from '../api/core/recent-store.ts';
 import type { JobManagerOptions } from '../api/core/job-manager.ts';
 import { isInsideDir } from '../api/core/paths.ts';
 import { KlxError } from '../engine/errors.ts';
@@ -75,6 +77,13 @@ export interface BridgeOptions {
   bodyLimits?: { perRequest?: number; inFlight?: number };
   /** The app's data folder, where format choices are kept per opened folder (`decode-choices.json`); default {@link appDataDir}. */
   dataDir?: string;
+  /**
+   * The file keeping the recent folders ("Open recent"); `klx serve` and `npm start` pass
+   * `recent-folders.json` of the app's data folder ({@link recentFoldersFile}). Default: in memory.
+   */
+  recentFile?: string;
+  /** Follow the opened folders on disk (default on, with the watcher's defaults); `false` turns it off. */
+  watch?: FolderWatcherOptions | false;
 }
 
 /** A running bridge. */
@@ -151,6 +160,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     homeDir: options.homeDir,
     jobs: options.jobs,
     decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(options.dataDir ?? appDataDir())),
+    recent: options.recentFile !== undefined ? fileRecentStore(options.recentFile) : undefined,
+    watch: options.watch ?? {},
   });
   const readOnly = options.readOnly;
   const unconfined: DispatchOptions = { readOnly };
@@ -340,6 +351,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     close: async () => {
       for (const res of streams) res.end();
       streams.clear();
+      folderWatchersOf(api.ctx)?.close();
       await api.ctx.jobs.shutdown();
       await new Promise<void>((r) => {
         server.close(() => r());

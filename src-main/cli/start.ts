@@ -18,6 +18,8 @@ import { join, resolve } from 'node:path';
 import { demoExists, generateDemoLogDir } from '../app/demo-log.ts';
 import { ensureRendererBuilt, REPO_ROOT, RENDERER_DIR } from '../bridge/build.ts';
 import { startBridge } from '../bridge/server.ts';
+import { appDataDir } from '../api/core/decode-choices-store.ts';
+import { recentFoldersFile } from '../api/core/recent-store.ts';
 
 /** The app's user-data folder, as Electron names it on Linux (`~/.config/<package name>`). */
 export function userDataDir(): string {
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
     open: [target],
     rendererDir: RENDERER_DIR,
     demoDir,
+    recentFile: recentFoldersFile(appDataDir()),
   });
   process.stderr.write(`Electron cannot start here (${why}); serving the same UI through the loopback bridge instead.\n`);
   process.stdout.write(`Open ${bridge.url}\n`);

@@ -7,7 +7,9 @@
  *   webviews prevented, every permission request refused, the CSP header on every response;
  * - IPC: exactly the contract's methods (`ipc.ts`), callers checked to be our renderer's top frame;
  *   events (job progress/end, folder opened) forwarded to the window;
- * - File › Open Folder… dialog; recent folders and window bounds in `<userData>/klx-settings.json`.
+ * - File › Open Folder… dialog; recent folders and window bounds in `<userData>/klx-settings.json`
+ *   (`klx serve` keeps its recent folders in the app's data folder, `recent-folders.json`);
+ * - each opened folder is watched (`api/core/folder-watcher.ts`): changes on disk reach the window.
  *
  * `--read-only` on the command line refuses every write method. `KLX_DEMO_DIR` names a demo folder;
  * `KLX_OPEN_DIR` (set by `npm start`: the demo log directory or the folder given) is opened in the
@@ -28,6 +30,7 @@ import { buildMenuTemplate } from './menu.ts';
 import { isTrustedSender, secureWebPreferences, type TrustedRenderer } from './security.ts';
 import { SettingsStore } from './settings.ts';
 import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
+import { folderWatchersOf } from '../api/core/folder-watcher.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rendererFile = join(here, '../renderer/index.html');
@@ -102,6 +105,7 @@ async function start(): Promise<void> {
     transport: 'electron',
     demoDir: process.env.KLX_DEMO_DIR,
     recent: settings.recentStore(),
+    watch: {},
     // Format choices per opened folder, in the app's data folder (never in the opened folder), where
     // `klx serve`, `klx fetch` and `klx query` read them too; earlier versions kept them in userData.
     decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(appDataDir()), decodeChoicesFile(app.getPath('userData'))),
@@ -130,7 +134,10 @@ async function start(): Promise<void> {
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow(settings);
   });
-  app.on('before-quit', () => void server.ctx.jobs.shutdown());
+  app.on('before-quit', () => {
+    folderWatchersOf(server.ctx)?.close();
+    void server.ctx.jobs.shutdown();
+  });
 }
 
 if (!app.requestSingleInstanceLock()) {

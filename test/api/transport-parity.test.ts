@@ -40,6 +40,14 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'relative', request: { path: 'data' } },
   ],
   'session.folders': [{ name: 'valid', request: {} }],
+  'session.close': [
+    { name: 'not opened', request: { path: join(tmp.dir, 'missing') } },
+    { name: 'relative', request: { path: 'data' } },
+  ],
+  'session.reload': [
+    { name: 'opened folder', request: { path: data } },
+    { name: 'not opened', request: { path: join(tmp.dir, 'missing') } },
+  ],
   'session.setWriteMode': [
     { name: 'switch on', request: { enabled: true } },
     { name: 'switch off', request: { enabled: false } },

@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { PartitionLog as PartitionLogClass } from '../../engine/log/partition-log.ts';
 import type { LogSegment } from '../../engine/segment/log-segment.ts';
+import { isInsideDir } from './paths.ts';
 import type { ApiContext } from './types.ts';
 
 /** How many opened partitions one context keeps. */
@@ -109,6 +110,11 @@ export class LogCache {
   forget(dir: string): void {
     this.entries.delete(dir);
     this.generation++;
+  }
+
+  /** The cached partition folders inside `root` (real paths). */
+  dirsInside(root: string): string[] {
+    return [...this.entries.keys()].filter((d) => isInsideDir(d, root));
   }
 
   /**

@@ -71,6 +71,22 @@ export class SessionState {
     return real;
   }
 
+  /**
+   * Closes an opened folder (given by any path that resolves to it): later path arguments inside it
+   * are refused unless another opened folder or a fixed root holds them. Emits `session.closed`.
+   * Nothing on disk changes; the recent list keeps it. Returns its real path.
+   * Errors: `not-found` when it is not opened.
+   */
+  async close(path: string): Promise<string> {
+    if (!isAbsolute(path)) throw new KlxError('invalid-argument', `not an absolute path: ${path}`);
+    const real = this.openedFolders.includes(path) ? path : await realpathLenient(path);
+    const i = this.openedFolders.indexOf(real);
+    if (i < 0) throw new KlxError('not-found', `${path} is not an opened folder`, { file: path });
+    this.openedFolders.splice(i, 1);
+    this.events.emit({ type: 'session.closed', path: real });
+    return real;
+  }
+
   /** Whether "Open for writing" is on for this session (off when the session starts). */
   get writeMode(): boolean {
     return this.writeModeOn;

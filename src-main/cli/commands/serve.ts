@@ -9,6 +9,8 @@
 import { resolve } from 'node:path';
 import { ensureRendererBuilt, RENDERER_DIR } from '../../bridge/build.ts';
 import { startBridge } from '../../bridge/server.ts';
+import { appDataDir } from '../../api/core/decode-choices-store.ts';
+import { recentFoldersFile } from '../../api/core/recent-store.ts';
 
 export interface ServeOptions {
   port: number;
@@ -26,6 +28,7 @@ export async function runServe(dirs: readonly string[] | string | undefined, opt
     roots: folders.map((d) => resolve(d)),
     rendererDir: RENDERER_DIR,
     demoDir: process.env.KLX_DEMO_DIR,
+    recentFile: recentFoldersFile(appDataDir()),
   });
   process.stderr.write(
     `klx serve: listening on ${bridge.origin}${bridge.readOnly ? ' (read-only)' : ''}${bridge.roots.length ? `, confined to ${bridge.roots.join(', ')}` : ''}; Ctrl+C stops\n`,
