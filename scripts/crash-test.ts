@@ -132,7 +132,7 @@ export const SCENARIOS: Scenario[] = [
       cpSync(join(dir, '00000000000000000000.log'), join(dir, '00000000000000000000.log.deleted'));
       return dir;
     },
-    args: (dir) => ['repair', dir],
+    args: (dir, trash) => ['repair', dir, '--trash-dir', trash],
   },
   {
     name: 'append',
@@ -256,7 +256,8 @@ function numberCalls(text: string): { syscall: string; n: number }[] {
 /** Repairs as a broker's startup recovery would: `klx repair`'s plan and apply, or the command itself. */
 async function repair(dir: string, cli: boolean, env: NodeJS.ProcessEnv): Promise<void> {
   if (cli) {
-    const r = spawnSync(process.execPath, [KLX, 'repair', dir], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    // The copy's own trash (<root>/trash beside <root>/logs/<partition>): a repair keeps what it replaces there.
+    const r = spawnSync(process.execPath, [KLX, 'repair', dir, '--trash-dir', join(dirname(dirname(dir)), 'trash')], { env: { ...process.env, ...env }, encoding: 'utf8' });
     if (r.status !== 0 && r.status !== 1) throw new Error(`klx repair: exit ${r.status}: ${r.stderr.slice(-500)}`);
     return;
   }

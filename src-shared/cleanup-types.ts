@@ -36,6 +36,8 @@ export const cleanerRules = z.enum(CLEANER_RULES);
 
 /** The cleanup operations. */
 export const cleanupOperation = z.enum(['retention', 'compaction']);
+/** What made a trash entry: a cleanup run, or a `klx repair` / the Verify view's repair (its replaced files kept for Undo). */
+export const trashOperation = z.enum(['retention', 'compaction', 'repair']);
 export type CleanupOperation = z.infer<typeof cleanupOperation>;
 
 /** An inclusive range of offsets `[first, last]`. */
@@ -278,7 +280,7 @@ export type HoleRunCause = z.infer<typeof holeRunCause>;
 export const trashEntry = z.object({
   id: z.string(),
   runId: z.string(),
-  operation: cleanupOperation,
+  operation: trashOperation,
   /** `committed` once the run changed the partition; `prepared` for a run that did not finish. */
   state: z.enum(['prepared', 'committed']),
   partitionDir: z.string(),
@@ -296,7 +298,7 @@ export const trashEntry = z.object({
 /** The latest run under a folder, which `cleanup.undo` would reverse. */
 export const undoableRun = z.object({
   runId: z.string(),
-  operation: cleanupOperation,
+  operation: trashOperation,
   createdAt: isoTime,
   partitionDirs: z.array(z.string()),
   /** Bytes the trash holds for it. */
@@ -306,7 +308,7 @@ export const undoableRun = z.object({
 /** One undone trash entry. */
 export const undoneEntry = z.object({
   id: z.string(),
-  operation: cleanupOperation,
+  operation: trashOperation,
   partitionDir: z.string(),
   /** Files put back into the partition folder. */
   restored: z.array(z.string()),

@@ -357,6 +357,15 @@ Damaged .log files:
                             segment it recovers, your choice for any other. The plan
                             counts the valid batches and records this drops; run --dry-run first.
 
+Log-directory checkpoints (recovery-point-offset-checkpoint, log-start-offset-checkpoint,
+replication-offset-checkpoint, cleaner-offset-checkpoint) that cannot be parsed are rewritten from
+the partitions: recovery point and log start offset = each partition's first segment base offset,
+no entries in the other two. This is your choice, not the broker's: a broker takes the log
+directory offline on such a file (CheckpointFileWithFailureHandler.read, LogDirFailureChannel).
+
+Undo: every file repair deletes, replaces or cuts is kept in the trash first (hard links; the cut
+bytes of a .log copied): klx undo DIR puts the previous bytes back until klx trash --empty.
+
 Every step is crash-safe: after an interruption, run repair again to finish. A klx retention or
 compact run that a crash interrupted is finished too: past its commit point its trash entry is
 committed (klx undo then works), before it the entry is removed (the run changed nothing). Stop the broker that
@@ -365,11 +374,11 @@ owns DIR first (klx cannot see Kafka's .lock); klx holds <partition>/klx-writer.
 function registerRepair(program: Command): void {
   program
     .command('repair')
-    .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run) and prints what it did")
+    .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run), keeping the replaced files in the trash for klx undo, and prints what it did")
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
     .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers, your choice for any other')
-    .option('--trash-dir <dir>', 'the trash folder of klx retention/compact runs: a run a crash interrupted is finished there so that klx undo works (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'where the replaced files are kept for klx undo, and where interrupted runs are finished (default: $KLX_TRASH_DIR or the user data folder)')
     .option('--json', 'print NDJSON: {"type":"plan",...}, {"type":"applied",...} and {"type":"interrupted-run",...} per partition, then {"type":"summary",...}')
     .addHelpText('after', REPAIR_HELP_AFTER)
     .action(async (dir: string, opts: RepairCliOptions) => (await import('./commands/repair.ts')).runRepair(dir, opts));
@@ -429,7 +438,7 @@ function registerCompact(program: Command): void {
 function registerUndo(program: Command): void {
   program
     .command('undo')
-    .description('undo the latest retention or compaction run on DIR, restoring the replaced files from the trash')
+    .description('undo the latest retention, compaction or repair run on DIR, restoring the replaced files from the trash')
     .argument('<dir>', 'partition folder or log directory the run was given')
     .option('--trash-dir <dir>', 'the trash folder the run used (default: $KLX_TRASH_DIR or the user data folder)')
     .option('--json', 'print the result as JSON')

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { scanLogFile } from '../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../src-main/engine/format/record-batch.ts';
 import { buildPartition, rec, tempDir } from '../support/log-builder.ts';
@@ -35,8 +35,12 @@ function logDir(): string {
   return d;
 }
 
+/** The trash of these tests' repairs (never the user's). */
+const TRASH = tempDir('klx-cli-integrity-trash-');
+afterAll(() => rmSync(TRASH, { recursive: true, force: true }));
+
 function klx(...args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, KLX_TRASH_DIR: TRASH } });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -192,6 +196,40 @@ describe('klx repair', () => {
     const v = klx('verify', '--json', root);
     expect(JSON.parse(v.stdout.trim().split('\n').at(-1)!)).toMatchObject({ batches: 10, records: 10, error: 0, warning: 0 });
     expect(v.code).toBe(0);
+  });
+
+  it('klx undo after klx repair puts back every byte (before: "holds no run to undo"), also after --truncate-at-corruption', () => {
+    for (const [make, flags] of [[crashedLog, []], [corruptLog, ['--truncate-at-corruption']]] as const) {
+      const { root } = make();
+      const before = hashes(root);
+      const r = klx('repair', ...flags, root);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/ {2}applied \d+ actions \(the replaced bytes are in the trash: klx undo orders-0 restores them\)/);
+      expect(hashes(root)).not.toEqual(before);
+      const u = klx('undo', root);
+      expect(u.stderr).toBe('');
+      expect(u.code).toBe(0);
+      expect(u.stdout).toMatch(/orders-0: undid repair \(.*-orders-0-repair\): restored \d+ file\(s\), removed \d+/);
+      expect(hashes(root)).toEqual(before);
+    }
+  });
+
+  it('rewrites an unparsable recovery-point-offset-checkpoint from the partitions (was: "0 problem(s) left" with the garbage file in place); undo restores it', () => {
+    const { root } = crashedLog();
+    writeFileSync(join(root, 'recovery-point-offset-checkpoint'), '0\n1\norders 0\n');
+    expect(klx('verify', root).stdout).toContain('corrupt-checkpoint');
+    const before = hashes(root);
+    const dry = klx('repair', '--dry-run', root);
+    expect(dry.stdout.split('\n')[0]).toMatch(/^recovery-point-offset-checkpoint: rewrite recovery-point-offset-checkpoint \(unparsable: .*\) with recovery point = each partition's first segment base offset \(1 entry\): .* Your choice, not a broker's: a broker takes the log directory offline on this file \(CheckpointFileWithFailureHandler.read, LogDirFailureChannel\); the old file goes to the trash$/);
+    expect(hashes(root)).toEqual(before);
+    const r = klx('repair', root);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('  rewrote 1 checkpoint file (the old ones are in the trash: klx undo . restores them)');
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('repair: 1 partition(s), 4 action(s) planned, 4 applied, 0 problem(s) left');
+    expect(readFileSync(join(root, 'recovery-point-offset-checkpoint'), 'utf8')).toBe('0\n1\norders 0 0\n');
+    expect(klx('verify', root).stdout).not.toContain('corrupt-checkpoint');
+    expect(klx('undo', root).code).toBe(0);
+    expect(hashes(root)).toEqual(before);
   });
 
   it('--help explains the default and --truncate-at-corruption', () => {

@@ -3,6 +3,11 @@
  * runs (spec §10.4), on every partition under DIR. Prints the plan of each partition; without
  * `--dry-run` applies it (crash-safely, holding the partition's writer lock `<partition>/klx-writer.lock`) and prints what it did.
  *
+ * The files it deletes, replaces or cuts are kept in the trash first (`engine/cleaner/repair-trash.ts`,
+ * in `--trash-dir`): `klx undo DIR` puts the bytes back. An unparsable log-directory offset checkpoint
+ * is rewritten from the partitions (`engine/log/checkpoint-repair.ts`; the user's choice: a broker
+ * takes the directory offline instead), the old file kept in the trash.
+ *
  * Then finishes the trash entries of `klx retention` / `klx compact` runs that a crash interrupted
  * (`engine/cleaner/interrupted-runs.ts`, in `--trash-dir`), so that `klx undo` works after it.
  *
@@ -11,12 +16,14 @@
  * `--truncate-at-corruption`, indexes that cannot be rebuilt, an interrupted run's trash entry the
  * folder cannot decide), 2 usage error.
  */
-import { relative } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import { int64Json } from '../../engine/format/batch-json.ts';
-import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
-import { acquirePartitionLock, applyRecovery, describeAction, planRecovery, type RecoveryAction, type RecoveryPlan } from '../../engine/log/recovery.ts';
+import { planCheckpointRewrites, REWRITABLE_CHECKPOINTS } from '../../engine/log/checkpoint-repair.ts';
+import { allPartitions, openLogDirectory, openPath } from '../../engine/log/log-dir.ts';
+import { acquirePartitionLock, describeAction, planRecovery, type RecoveryAction, type RecoveryPlan } from '../../engine/log/recovery.ts';
 import { finishInterruptedRuns } from '../../engine/cleaner/interrupted-runs.ts';
-import { defaultTrashDir } from '../../engine/cleaner/trash.ts';
+import { applyRepairWithTrash, rewriteCheckpointsWithTrash } from '../../engine/cleaner/repair-trash.ts';
+import { defaultTrashDir, newRunId } from '../../engine/cleaner/trash.ts';
 import { OutputWriter } from '../output.ts';
 
 export interface RepairCliOptions {
@@ -31,7 +38,38 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
   const out = new OutputWriter(process.stdout);
   const opened = openPath(dir);
   const rel = (p: string) => relative(opened.root, p) || '.';
+  const trashDir = opts.trashDir ?? defaultTrashDir();
+  const runId = newRunId();
   const summary = { partitions: 0, skipped: 0, actionsPlanned: 0, actionsApplied: 0, unresolved: 0, dryRun: opts.dryRun ?? false };
+  // A repair a crash interrupted: keep in its trash entry what it did, before planning again (repair-trash.ts).
+  for (const f of finishInterruptedRuns(opened.root, trashDir, { operations: ['repair'], dryRun: opts.dryRun ?? false })) {
+    if (f.outcome === 'left' && !opts.dryRun) summary.unresolved++;
+    if (opts.json) await out.line(JSON.stringify({ type: 'interrupted-run', partition: rel(f.partitionDir), entry: f.id, operation: f.operation, outcome: f.outcome, reason: f.reason }));
+    else await out.line(`${rel(f.partitionDir)}: interrupted repair (trash entry ${f.id}): ${opts.dryRun ? '(dry run) ' : ''}${f.reason}`);
+  }
+  for (const logDir of opened.logDirs) {
+    // Log-directory checkpoints a broker cannot parse: rewritten (your choice), the old file to the trash.
+    const rewritable = logDir.checkpoints.problems.some((p) => (REWRITABLE_CHECKPOINTS as readonly string[]).includes(basename(p.file)));
+    const rewrites = rewritable ? planCheckpointRewrites(logDir.partitions.length === 1 && opened.root !== logDir.path ? openLogDirectory(logDir.path) : logDir) : [];
+    for (const r of rewrites) {
+      summary.actionsPlanned++;
+      if (opts.json) await out.line(JSON.stringify({ type: 'checkpoint-rewrite', file: rel(r.file), position: r.position ?? null, entries: r.entries.map((e) => ({ topic: e.topic, partition: e.partition, offset: int64Json(e.offset) })), reason: r.reason }));
+      else await out.line(`${rel(r.file)}: ${r.reason}`);
+    }
+    if (!opts.dryRun && rewrites.length > 0) {
+      const id = rewriteCheckpointsWithTrash(logDir.path, rewrites, { trashDir, runId });
+      summary.actionsApplied += rewrites.length;
+      if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(logDir.path), done: rewrites.map((r) => ({ type: 'rewrite-checkpoint', file: rel(r.file) })), trashEntry: id }));
+      else await out.line(`  rewrote ${rewrites.length} checkpoint file${rewrites.length === 1 ? '' : 's'} (the old ones are in the trash: klx undo ${rel(logDir.path)} restores them)`);
+    }
+    for (const p of logDir.checkpoints.problems) {
+      if (basename(p.file) !== 'meta.properties' || p.code === 'symlink-outside') continue;
+      summary.unresolved++;
+      const reason = `${p.reason}: klx does not rewrite meta.properties (its cluster.id and node.id cannot be inferred from the data); copy it from another log directory of the same broker`;
+      if (opts.json) await out.line(JSON.stringify({ type: 'unresolved', file: rel(p.file), position: p.position ?? null, reason }));
+      else await out.line(`${rel(p.file)}: ! left in place: ${reason}`);
+    }
+  }
   for (const { log } of allPartitions(opened)) {
     summary.partitions++;
     if (log.kind === 'delete') {
@@ -48,13 +86,14 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
       summary.unresolved += plan.unresolved.length;
       await printPlan(out, plan, rel, opts);
       if (!opts.dryRun && plan.actions.length > 0) {
-        const result = await applyRecovery(plan, { lock: false });
+        // The replaced files go to the trash first (repair-trash.ts): `klx undo` puts them back.
+        const result = await applyRepairWithTrash(plan, { trashDir, runId, logDir: resolve(log.dir, '..') });
         summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
-        if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })) }));
-        else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}`);
+        if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })), trashEntry: result.trashEntry }));
+        else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}${result.trashEntry ? ` (the replaced bytes are in the trash: klx undo ${rel(plan.dir)} restores them)` : ''}`);
       }
       // Then the trash entries of cleaner runs a crash interrupted (interrupted-runs.ts): the folder is recovered now.
-      for (const f of finishInterruptedRuns(log.dir, opts.trashDir ?? defaultTrashDir(), { lock: false, dryRun: opts.dryRun ?? false })) {
+      for (const f of finishInterruptedRuns(log.dir, trashDir, { lock: false, dryRun: opts.dryRun ?? false, operations: ['retention', 'compaction'] })) {
         if (f.outcome === 'left' && !opts.dryRun) summary.unresolved++;
         if (opts.json) await out.line(JSON.stringify({ type: 'interrupted-run', partition: rel(f.partitionDir), entry: f.id, operation: f.operation, outcome: f.outcome, reason: f.reason }));
         else await out.line(`  interrupted ${f.operation} run (trash entry ${f.id}): ${opts.dryRun ? '(dry run) ' : ''}${f.reason}`);

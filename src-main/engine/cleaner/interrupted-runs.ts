@@ -23,6 +23,9 @@
  *   when it still holds the old value, the empty segment the run rolled (if any) is removed and the
  *   entry too.
  *
+ * - repair (`repair-trash.ts`): its entry was complete before the first change; the changes that
+ *   happened stay in it (committed), the others are dropped from it; none: the entry is removed.
+ *
  * Anything else (the folder gone or changed by someone else, leftovers of an unrecovered swap, an
  * entry written before `pending` existed) leaves the entry as it is, with the reason.
  *
@@ -35,9 +38,10 @@ import { join, resolve, sep } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { offsetFromFileName, parseSegmentFileName } from '../files/file-names.ts';
 import { crc32c } from '../format/crc.ts';
-import { acquireLock, WRITER_LOCK_FILE } from '../log/log-lock.ts';
+import { acquireLock, CHECKPOINT_LOCK_FILE, WRITER_LOCK_FILE } from '../log/log-lock.ts';
 import { readCheckpointEntry } from './checkpoint-entries.ts';
 import { FileSteps, type CleanerFaultHook } from './file-steps.ts';
+import { decideRepair } from './repair-trash.ts';
 import { deleteSegmentFiles } from './segment-swap.ts';
 import { listTrash, readManifest, TRASH_FILES, TRASH_MANIFEST, type CheckpointChange, type TrashEntryInfo, type TrashFile, type TrashManifest } from './trash.ts';
 
@@ -66,6 +70,8 @@ export interface FinishOptions {
   lock?: boolean;
   /** Fault hook of the file steps (tests). */
   fault?: CleanerFaultHook;
+  /** Only entries of these operations (default: all). */
+  operations?: readonly TrashManifest['operation'][];
 }
 
 function isUnder(path: string, root: string): boolean {
@@ -199,6 +205,8 @@ function decide(info: TrashEntryInfo): Decision {
   const m = info.manifest!;
   const dir = m.partitionDir;
   if (!existsSync(dir)) return { outcome: 'left', reason: `the partition folder ${dir} no longer exists: entry kept` };
+  // A repair: each of its file changes says by itself whether it happened (repair-trash.ts).
+  if (m.operation === 'repair') return decideRepair(info);
   const leftover = unrecoveredLeftover(dir);
   if (leftover) return { outcome: 'left', reason: `the folder holds ${leftover}, left by the interrupted run: recover it first (klx repair); entry kept` };
   if (!m.pending) {
@@ -226,8 +234,10 @@ export function finishInterruptedRuns(path: string, trashDir: string, opts: Fini
   const steps = new FileSteps(opts.fault);
   for (const listed of listTrash(trashDir)) {
     if (!listed.manifest || listed.manifest.state !== 'prepared' || !isUnder(listed.manifest.partitionDir, path)) continue;
+    if (opts.operations && !opts.operations.includes(listed.manifest.operation)) continue;
     const m0 = listed.manifest;
-    const lock = opts.dryRun || opts.lock === false || !existsSync(m0.partitionDir) ? null : acquireLock(join(m0.partitionDir, WRITER_LOCK_FILE), { purpose: 'klx repair: interrupted cleaner run', what: `partition ${m0.topic}-${m0.partition}` });
+    const lockFile = m0.operation === 'repair' && m0.partitionDir === m0.logDir ? CHECKPOINT_LOCK_FILE : WRITER_LOCK_FILE;
+    const lock = opts.dryRun || opts.lock === false || !existsSync(m0.partitionDir) ? null : acquireLock(join(m0.partitionDir, lockFile), { purpose: `klx repair: interrupted ${m0.operation} run`, what: `partition ${m0.topic}-${m0.partition}` });
     try {
       // Read again under the lock: the run may have finished meanwhile.
       let info: TrashEntryInfo;

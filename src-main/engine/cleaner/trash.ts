@@ -43,6 +43,20 @@ export interface TrashFile {
   crc32c?: number;
 }
 
+/** A `.log` cut in place by a repair (manifest field `truncated`). */
+export interface TruncatedFile {
+  /** Name in the partition folder. */
+  name: string;
+  /** Size before and after the cut, bytes. */
+  fromBytes: number;
+  toBytes: number;
+  /** Name in the entry's `files/` of the cut-off bytes `[toBytes, fromBytes)`. */
+  tail: string;
+  tailCrc32c: number;
+  /** CRC-32C of the bytes `[max(0, toBytes − CHECK_BYTES (repair-trash.ts)), toBytes)` of the cut file. */
+  checkCrc32c: number;
+}
+
 /** A change of one partition's entry in a log-directory offset checkpoint. */
 export interface CheckpointChange {
   /** File name in the log directory (`log-start-offset-checkpoint`, `cleaner-offset-checkpoint`). */
@@ -91,7 +105,8 @@ export interface TrashManifest {
   runId: string;
   createdAt: string;
   createdAtMs: number;
-  operation: 'retention' | 'compaction';
+  /** `repair`: a `klx repair` run (`repair-trash.ts`); its `partitionDir` is the log directory for a rewritten log-directory checkpoint. */
+  operation: 'retention' | 'compaction' | 'repair';
   state: 'prepared' | 'committed';
   partitionDir: string;
   logDir: string;
@@ -107,6 +122,8 @@ export interface TrashManifest {
   checkpoints: CheckpointChange[];
   /** Human summary ("deleted 2 segments, 1,234 records"). */
   summary: string;
+  /** Repair: `.log` files cut in place, their cut-off bytes kept in `files/`. */
+  truncated?: TruncatedFile[];
   /** Set before the commit point (see {@link PendingCommit}); absent in entries of older versions. */
   pending?: PendingCommit;
   /** Set when recovery finished the entry after a crash past the commit point: what it did. */

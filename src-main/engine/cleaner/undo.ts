@@ -13,18 +13,21 @@
  *   then the empty segment the run rolled is removed;
  * - compaction undo: the old segments come back as `.cleaned` files and replace the run's segments
  *   through the `.cleaned → .swap → final` protocol of `segment-swap.ts`, then the cleaner
- *   checkpoint entry is restored.
+ *   checkpoint entry is restored;
+ * - repair undo (`repair-trash.ts`): the cut `.log` files grow back with their kept tails, the files
+ *   the repair created go, the kept files are moved back.
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { offsetFromFileName, parseSegmentFileName } from '../files/file-names.ts';
 import { crc32c } from '../format/crc.ts';
-import { acquireLock, WRITER_LOCK_FILE } from '../log/log-lock.ts';
+import { acquireLock, CHECKPOINT_LOCK_FILE, WRITER_LOCK_FILE } from '../log/log-lock.ts';
 import { readCheckpointEntry, restoreCheckpointEntry } from './checkpoint-entries.ts';
 import { FileSteps, SimulatedCrash, ioErrorOf, type CleanerFaultHook } from './file-steps.ts';
 import { finishInterruptedRuns } from './interrupted-runs.ts';
 import { deleteSegmentFiles, replaceSegments, rollbackSwap } from './segment-swap.ts';
+import { repairConflicts, undoRepairEntry } from './repair-trash.ts';
 import { listTrash, TRASH_FILES, type TrashEntryInfo, type TrashManifest } from './trash.ts';
 
 /** What one undone entry did. */
@@ -75,6 +78,11 @@ export function lastRunEntries(path: string, trashDir: string): TrashEntryInfo[]
   return mine.filter((e) => e.manifest!.runId === runId).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
+/** A repair entry of a rewritten log-directory checkpoint (its "partition folder" is the log directory). */
+function isLogDirEntry(m: TrashManifest): boolean {
+  return m.operation === 'repair' && m.partitionDir === m.logDir;
+}
+
 /** Why the partition no longer matches what the run left, or null when it does. */
 function conflicts(m: TrashManifest): string | null {
   const dir = m.partitionDir;
@@ -118,10 +126,14 @@ function undoEntry(info: TrashEntryInfo, steps: FileSteps): UndoneEntry {
   if (m.state !== 'committed') {
     throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: info.path });
   }
-  const conflict = conflicts(m);
+  const conflict = m.operation === 'repair' ? repairConflicts(m, info.path) : conflicts(m);
   if (conflict) throw new KlxError('invalid-argument', `cannot undo ${m.operation} of ${m.topic}-${m.partition} (trash entry ${m.id}): ${conflict}`, { file: dir });
 
-  if (m.operation === 'retention') {
+  if (m.operation === 'repair') {
+    const r = undoRepairEntry(info, steps);
+    out.restored.push(...r.restored);
+    out.removed.push(...r.removed);
+  } else if (m.operation === 'retention') {
     for (const f of m.removed) {
       restoreFile(steps, info.path, f, join(dir, f.name));
       out.restored.push(f.name);
@@ -220,12 +232,14 @@ export function undoLastRun(path: string, opts: UndoOptions): UndoResult {
     if (seen.has(m.partitionDir)) continue;
     seen.add(m.partitionDir);
     if (m.state !== 'committed') throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: e.path });
-    const conflict = conflicts(m);
+    const conflict = m.operation === 'repair' ? repairConflicts(m, e.path) : conflicts(m);
     if (conflict) throw new KlxError('invalid-argument', `cannot undo ${m.operation} of ${m.topic}-${m.partition} (trash entry ${m.id}): ${conflict}`, { file: m.partitionDir });
   }
   const out: UndoneEntry[] = [];
   for (const e of entries) {
-    const lock = acquireLock(join(e.manifest!.partitionDir, WRITER_LOCK_FILE), { purpose: 'klx undo', what: `partition ${e.manifest!.topic}-${e.manifest!.partition}` });
+    // A log-directory checkpoint rewritten by a repair: the log directory's checkpoint lock.
+    const lockFile = isLogDirEntry(e.manifest!) ? join(e.manifest!.partitionDir, CHECKPOINT_LOCK_FILE) : join(e.manifest!.partitionDir, WRITER_LOCK_FILE);
+    const lock = acquireLock(lockFile, { purpose: 'klx undo', what: `partition ${e.manifest!.topic}-${e.manifest!.partition}` });
     try {
       out.push(undoEntry(e, steps));
     } finally {

@@ -304,7 +304,7 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
  */
 export function unreadableCheckpointConsequence(file: string, kind?: unknown): string {
   const name = basename(file);
-  const repairNote = name === 'leader-epoch-checkpoint' ? '' : '; `klx repair` does not rewrite log-directory checkpoints yet';
+  const repairNote = name === 'leader-epoch-checkpoint' ? '' : '; `klx repair` on the log directory rewrites it from the partitions, your choice, keeping the old file in the trash';
   if (kind === 'number-format') {
     const nf: Record<string, string> = {
       'recovery-point-offset-checkpoint': 'LogManager.loadLogs catches it and recovers from recovery point 0',

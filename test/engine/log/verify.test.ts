@@ -312,7 +312,7 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
     const d = openPath(root).logDirs[0]!;
     const fs = logDirFindings(d);
     expect(fs.map((f) => [f.severity, f.code, relative(root, f.file), f.position])).toEqual([['error', 'corrupt-checkpoint', 'recovery-point-offset-checkpoint', 4]]);
-    expect(fs[0]!.reason).toBe("malformed line 'test 0' (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online; LogManager.loadLogs alone would recover from recovery point 0; `klx repair` does not rewrite log-directory checkpoints yet)");
+    expect(fs[0]!.reason).toBe("malformed line 'test 0' (a broker that reads it takes this log directory offline: CheckpointFileWithFailureHandler.read reports it to LogDirFailureChannel, every partition in the directory stops being served, and the broker shuts down when no log directory is left online; LogManager.loadLogs alone would recover from recovery point 0; `klx repair` on the log directory rewrites it from the partitions, your choice, keeping the old file in the trash)");
   });
 
   it('a checkpoint entry whose number does not parse is a NumberFormatException in Kafka, not an IOException: the log directory stays online and LogManager.loadLogs falls back', () => {
@@ -326,7 +326,7 @@ describe('verifyPartition: transactions, folder and checkpoints', () => {
       ['error', 'corrupt-checkpoint', 'recovery-point-offset-checkpoint', 4, undefined],
       ['error', 'corrupt-checkpoint', 'cleaner-offset-checkpoint', 4, undefined],
     ]);
-    expect(fs[0]!.reason).toBe("malformed line 'test 0 x' (a number that does not parse) (a broker reading it throws a NumberFormatException, not an IOException, so CheckpointFileWithFailureHandler does not take the log directory offline: LogManager.loadLogs catches it and recovers from recovery point 0; `klx repair` does not rewrite log-directory checkpoints yet)");
+    expect(fs[0]!.reason).toBe("malformed line 'test 0 x' (a number that does not parse) (a broker reading it throws a NumberFormatException, not an IOException, so CheckpointFileWithFailureHandler does not take the log directory offline: LogManager.loadLogs catches it and recovers from recovery point 0; `klx repair` on the log directory rewrites it from the partitions, your choice, keeping the old file in the trash)");
     expect(fs[1]!.reason).toContain('the log cleaner thread stops on it (LogCleanerManager.allCleanerCheckpoints catches only KafkaStorageException');
     expect(fs.map((f) => f.reason).join(' ')).not.toContain('takes this log directory offline');
   });
