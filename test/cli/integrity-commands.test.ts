@@ -220,7 +220,7 @@ describe('klx repair', () => {
     expect(klx('verify', root).stdout).toContain('corrupt-checkpoint');
     const before = hashes(root);
     const dry = klx('repair', '--dry-run', root);
-    expect(dry.stdout.split('\n')[0]).toMatch(/^recovery-point-offset-checkpoint: rewrite recovery-point-offset-checkpoint \(unparsable: .*\) with recovery point = each partition's first segment base offset \(1 entry\): .* Your choice, not a broker's: a broker takes the log directory offline on this file \(CheckpointFileWithFailureHandler.read, LogDirFailureChannel\); the old file goes to the trash$/);
+    expect(dry.stdout.split('\n')[0]).toMatch(/^recovery-point-offset-checkpoint: rewrite recovery-point-offset-checkpoint \(unparsable: .*\) with recovery point = each partition's first segment base offset \(1 entry\): .* Your choice, not a broker's: a broker never rewrites it \(on a malformed file it takes the log directory offline: CheckpointFileWithFailureHandler.read, LogDirFailureChannel\); the old file goes to the trash$/);
     expect(hashes(root)).toEqual(before);
     const r = klx('repair', root);
     expect(r.code).toBe(0);

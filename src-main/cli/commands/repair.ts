@@ -23,7 +23,7 @@ import { allPartitions, openLogDirectory, openPath } from '../../engine/log/log-
 import { acquirePartitionLock, describeAction, planRecovery, type RecoveryAction, type RecoveryPlan } from '../../engine/log/recovery.ts';
 import { finishInterruptedRuns } from '../../engine/cleaner/interrupted-runs.ts';
 import { applyRepairWithTrash, rewriteCheckpointsWithTrash } from '../../engine/cleaner/repair-trash.ts';
-import { defaultTrashDir, newRunId } from '../../engine/cleaner/trash.ts';
+import { defaultTrashDir, emptyTrash, newRunId } from '../../engine/cleaner/trash.ts';
 import { OutputWriter } from '../output.ts';
 
 export interface RepairCliOptions {
@@ -85,18 +85,27 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
       summary.actionsPlanned += plan.actions.length;
       summary.unresolved += plan.unresolved.length;
       await printPlan(out, plan, rel, opts);
+      let entry: string | null = null;
       if (!opts.dryRun && plan.actions.length > 0) {
         // The replaced files go to the trash first (repair-trash.ts): `klx undo` puts them back.
         const result = await applyRepairWithTrash(plan, { trashDir, runId, logDir: resolve(log.dir, '..') });
+        entry = result.trashEntry;
         summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
         if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })), trashEntry: result.trashEntry }));
         else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}${result.trashEntry ? ` (the replaced bytes are in the trash: klx undo ${rel(plan.dir)} restores them)` : ''}`);
       }
       // Then the trash entries of cleaner runs a crash interrupted (interrupted-runs.ts): the folder is recovered now.
-      for (const f of finishInterruptedRuns(log.dir, trashDir, { lock: false, dryRun: opts.dryRun ?? false, operations: ['retention', 'compaction'] })) {
+      const finished = finishInterruptedRuns(log.dir, trashDir, { lock: false, dryRun: opts.dryRun ?? false, operations: ['retention', 'compaction'] });
+      for (const f of finished) {
         if (f.outcome === 'left' && !opts.dryRun) summary.unresolved++;
         if (opts.json) await out.line(JSON.stringify({ type: 'interrupted-run', partition: rel(f.partitionDir), entry: f.id, operation: f.operation, outcome: f.outcome, reason: f.reason }));
         else await out.line(`  interrupted ${f.operation} run (trash entry ${f.id}): ${opts.dryRun ? '(dry run) ' : ''}${f.reason}`);
+      }
+      // The repair finished (or dropped) an interrupted cleaner run: its steps belong to that run, whose
+      // undo puts the folder back before it; a repair entry on top would make undo restore the crashed state.
+      if (entry !== null && finished.some((f) => f.outcome !== 'left')) {
+        emptyTrash(trashDir, [entry]);
+        if (!opts.json) await out.line(`  (the repair completed an interrupted cleaner run: klx undo ${rel(log.dir)} reverses that run; the repair keeps no entry of its own)`);
       }
     } finally {
       lock?.release();
