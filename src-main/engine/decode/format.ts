@@ -205,6 +205,8 @@ export class Decoded {
 /** Formats by name, in the order `auto` breaks ties (earlier first). */
 export class FormatRegistry {
   private readonly byName = new Map<string, Format>();
+  /** {@link all}'s answer, made once per change (auto asks for it per record). */
+  private list: Format[] | null = null;
 
   /** @param formats formats to register, in tie-break order */
   constructor(formats: Iterable<Format> = []) {
@@ -214,6 +216,7 @@ export class FormatRegistry {
   /** Adds (or replaces, keeping its place) a format. */
   register(format: Format): void {
     this.byName.set(format.name, format);
+    this.list = null;
   }
 
   /** The format named `name`, or undefined. */
@@ -221,9 +224,9 @@ export class FormatRegistry {
     return this.byName.get(name);
   }
 
-  /** Every format, in registration order. */
-  all(): Format[] {
-    return [...this.byName.values()];
+  /** Every format, in registration order (one array shared by the callers: do not change it). */
+  all(): readonly Format[] {
+    return (this.list ??= [...this.byName.values()]);
   }
 
   /** `auto` plus every format's name. */
@@ -275,27 +278,48 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
     return new Decoded('null', 'null: no bytes (a tombstone when it is the value)', { json: null });
   }
   if (bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge('bytes', 'auto: not inspected', bytes, ctx);
-  const candidates: { f: Format; d: Detection; i: number }[] = [];
-  let i = 0;
+  // Candidates from the most to the least confident, ties in registration order (an insertion
+  // sort: there are a few, and auto runs this for every record it is not sure of).
+  const fs: Format[] = [];
+  const ds: Detection[] = [];
   for (const f of registry.all()) {
     const d = f.detect(bytes, ctx);
-    if (d) candidates.push({ f, d, i });
-    i++;
+    if (!d) continue;
+    let j = ds.length;
+    fs.push(f);
+    ds.push(d);
+    for (; j > 0 && ds[j - 1]!.confidence < d.confidence; j--) {
+      fs[j] = fs[j - 1]!;
+      ds[j] = ds[j - 1]!;
+    }
+    fs[j] = f;
+    ds[j] = d;
   }
-  candidates.sort((a, b) => b.d.confidence - a.d.confidence || a.i - b.i);
   const rejected: string[] = [];
   let first: Decoded | null = null;
-  for (const c of candidates) {
+  for (let c = 0; c < fs.length; c++) {
+    const f = fs[c]!;
+    const d = ds[c]!;
     // Only the raw-bytes fallback is left: the best candidate's error says more than hex does.
-    if (first && c.d.confidence < 0.05) return first;
-    const reason = rejected.length ? `${c.f.title}: ${c.d.reason} (not ${rejected.join('; not ')})` : `${c.f.title}: ${c.d.reason}`;
-    const r = run(c.f, bytes, ctx, reason);
+    if (first && d.confidence < 0.05) return first;
+    const reason = rejected.length ? `${f.title}: ${d.reason} (not ${rejected.join('; not ')})` : titled(f, d);
+    const r = run(f, bytes, ctx, reason);
     // A format that claims the topic or found its schema is the answer even when it fails: its error is the news.
-    if (r.ok || c.d.confidence >= 0.9) return r;
+    if (r.ok || d.confidence >= 0.9) return r;
     first ??= r;
-    rejected.push(`${c.f.name}: ${r.error}`);
+    rejected.push(`${f.name}: ${r.error}`);
   }
   return first ?? new Decoded('bytes', 'no format recognised these bytes', { json: bytes });
+}
+
+/** `<title>: <reason>` of a detection, made once per detection object (formats return constants where they can). */
+const TITLED = new WeakMap<Detection, { title: string; text: string }>();
+function titled(f: Format, d: Detection): string {
+  const had = TITLED.get(d);
+  if (had !== undefined && had.title === f.title) return had.text;
+  const text = `${f.title}: ${d.reason}`;
+  TITLED.set(d, { title: f.title, text });
+  return text;
 }
 
 /** auto's explanation of a format chosen by the user. */

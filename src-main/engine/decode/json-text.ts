@@ -17,6 +17,9 @@ export function base64Of(b: Uint8Array): string {
  * `undefined` object members are omitted (as `JSON.stringify`); `indent` as `JSON.stringify`'s space.
  */
 export function toJsonText(value: unknown, indent?: number): string {
+  // Most decoded values hold no int64 beyond 2^53 and no bytes: JSON.stringify without a replacer
+  // (V8's fast path) writes the same text. Checking is cheaper than a replacer call per member.
+  if (plainJson(value, 0)) return JSON.stringify(value, null, indent);
   const marks: string[] = [];
   const text = JSON.stringify(
     value,
@@ -35,6 +38,22 @@ export function toJsonText(value: unknown, indent?: number): string {
   );
   if (marks.length === 0) return text;
   return text.replace(/"\\u0000bigint(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
+}
+
+/**
+ * Whether `JSON.stringify` alone writes `v` as {@link toJsonText} does: nothing in it is a
+ * `bigint`, a byte array or an object with its own `toJSON`, and it is at most 64 levels deep.
+ */
+function plainJson(v: unknown, depth: number): boolean {
+  if (typeof v !== 'object' || v === null) return typeof v !== 'bigint';
+  if (depth > 64 || v instanceof Uint8Array || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!plainJson(v[i], depth + 1)) return false;
+    return true;
+  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) if (!plainJson((v as Record<string, unknown>)[keys[i]!], depth + 1)) return false;
+  return true;
 }
 
 /**

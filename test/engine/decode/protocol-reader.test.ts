@@ -81,4 +81,11 @@ describe('toJsonText / parseJsonExact', () => {
   it('writes a Node Buffer (a record key/value read from a segment) as base64 too, not as its toJSON {type, data}', () => {
     expect(toJsonText({ b: Buffer.from([1, 2]), list: [Buffer.from('hi')] })).toBe('{"b":"AQI=","list":["aGk="]}');
   });
+
+  it('finds a bigint or bytes however deep they sit, and writes values without them as JSON.stringify does', () => {
+    expect(toJsonText({ a: [{ b: [1, { c: 1n << 60n }] }], s: 'x' })).toBe('{"a":[{"b":[1,{"c":1152921504606846976}]}],"s":"x"}');
+    expect(toJsonText([[[new Uint8Array([255])]]])).toBe('[[["/w=="]]]');
+    expect(toJsonText({ d: new Date(0), u: undefined, n: null, f: 1.5 }, 2)).toBe('{\n  "d": "1970-01-01T00:00:00.000Z",\n  "n": null,\n  "f": 1.5\n}');
+    expect(toJsonText('order-7')).toBe('"order-7"');
+  });
 });

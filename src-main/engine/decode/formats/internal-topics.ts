@@ -25,7 +25,8 @@ function keyOf(ctx: DecodeContext, topic: string): Uint8Array {
 }
 
 function claims(name: string, what: string): Format['detect'] {
-  return (_b, ctx) => (ctx.topic === name ? { confidence: 1, reason: `${name} is ${what}` } : null);
+  const claim = { confidence: 1, reason: `${name} is ${what}` };
+  return (_b, ctx) => (ctx.topic === name ? claim : null);
 }
 
 export const consumerOffsetsFormat: Format = {

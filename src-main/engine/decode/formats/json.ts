@@ -4,7 +4,7 @@
  * Integers beyond ±2^53 stay exact (`bigint`).
  */
 import { Unpackr } from 'msgpackr';
-import { FormatError, type Format, type FormatOutput } from '../format.ts';
+import { FormatError, type Detection, type Format, type FormatOutput } from '../format.ts';
 import { parseJsonExact } from '../json-text.ts';
 import { utf8Text } from '../utf8.ts';
 import { exactLong } from './primitives.ts';
@@ -43,16 +43,32 @@ export const SCHEMAS_TOPIC = /^_schemas(?:[-_.].*)?$/;
 /** Kafka Connect's configs/offsets/status topics (`config.storage.topic`, …), e.g. `docker-connect-offsets`. */
 export const CONNECT_TOPIC = /connect.*[-_.](?:configs?|offsets?|status)$/i;
 
+/** Whether a topic's keys or values are JSON by its name (Schema Registry's and Connect's storage topics). */
+function topicClaim(topic: string, side: 'key' | 'value'): Detection | null {
+  if (SCHEMAS_TOPIC.test(topic)) return { confidence: 1, reason: `${topic} is Schema Registry's storage topic: JSON ${side}s` };
+  // Connect's configs and status topics have string keys (`connector-x`, `status-task-x-0`); offsets keys are JSON.
+  if (CONNECT_TOPIC.test(topic) && (side === 'value' || /offsets?$/i.test(topic))) return { confidence: 1, reason: `${topic} is a Kafka Connect storage topic: JSON ${side}s` };
+  return null;
+}
+
+/** {@link topicClaim} per side and topic, made once (auto asks for every record it is not sure of). */
+const TOPIC_CLAIMS = { key: new Map<string, Detection | null>(), value: new Map<string, Detection | null>() };
+const STARTS_OBJECT: Detection = { confidence: 0.8, reason: 'starts with {: JSON text' };
+const STARTS_ARRAY: Detection = { confidence: 0.8, reason: 'starts with [: JSON text' };
+const QUOTED: Detection = { confidence: 0.65, reason: 'a quoted JSON string' };
+
 export const jsonFormat: Format = {
   name: 'json',
   title: 'JSON',
   detect(b, ctx) {
-    if (SCHEMAS_TOPIC.test(ctx.topic)) return { confidence: 1, reason: `${ctx.topic} is Schema Registry's storage topic: JSON ${ctx.side}s` };
-    // Connect's configs and status topics have string keys (`connector-x`, `status-task-x-0`); offsets keys are JSON.
-    if (CONNECT_TOPIC.test(ctx.topic) && (ctx.side === 'value' || /offsets?$/i.test(ctx.topic))) return { confidence: 1, reason: `${ctx.topic} is a Kafka Connect storage topic: JSON ${ctx.side}s` };
+    const claims = TOPIC_CLAIMS[ctx.side];
+    let claim = claims.get(ctx.topic);
+    if (claim === undefined) claims.set(ctx.topic, (claim = topicClaim(ctx.topic, ctx.side)));
+    if (claim) return claim;
     const c = firstNonSpace(b);
-    if (c === 0x7b || c === 0x5b) return { confidence: 0.8, reason: `starts with ${String.fromCharCode(c)}: JSON text` };
-    if (c === 0x22) return { confidence: 0.65, reason: 'a quoted JSON string' };
+    if (c === 0x7b) return STARTS_OBJECT;
+    if (c === 0x5b) return STARTS_ARRAY;
+    if (c === 0x22) return QUOTED;
     return null;
   },
   decode(b): FormatOutput {

@@ -42,11 +42,14 @@ export function exactLong(v: bigint): number | bigint {
   return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }
 
+// Detections are constants (auto asks every format for every record it is not sure of).
+const PRINTABLE: Detection = { confidence: 0.6, reason: 'printable UTF-8 text' };
+
 export const stringFormat: Format = {
   name: 'string',
   title: 'String (UTF-8)',
   detect(b): Detection | null {
-    return b.byteLength > 0 && printable(b) ? { confidence: 0.6, reason: 'printable UTF-8 text' } : null;
+    return b.byteLength > 0 && printable(b) ? PRINTABLE : null;
   },
   decode(b): FormatOutput {
     const s = utf8Text(b);
@@ -55,11 +58,12 @@ export const stringFormat: Format = {
 };
 
 function fixed(name: string, title: string, size: number, confidence: number, read: (v: DataView) => number | bigint | boolean, what: string): Format {
+  const sized: Detection = { confidence, reason: `${size} byte${size === 1 ? '' : 's'}: ${what}` };
   return {
     name,
     title,
     detect(b) {
-      return b.byteLength === size ? { confidence, reason: `${size} byte${size === 1 ? '' : 's'}: ${what}` } : null;
+      return b.byteLength === size ? sized : null;
     },
     decode(b) {
       exactly(name, size, b);
@@ -75,11 +79,13 @@ export const longFormat = fixed('long', 'Long (int64, big-endian)', 8, 0.3, (v) 
 export const floatFormat = fixed('float', 'Float (IEEE 754, 32-bit)', 4, 0.1, (v) => v.getFloat32(0), "a big-endian float as Kafka's FloatSerializer writes");
 export const doubleFormat = fixed('double', 'Double (IEEE 754, 64-bit)', 8, 0.1, (v) => v.getFloat64(0), "a big-endian double as Kafka's DoubleSerializer writes");
 
+const ONE_BYTE_BOOLEAN: Detection = { confidence: 0.3, reason: "one byte 0 or 1, as Kafka's BooleanSerializer writes" };
+
 export const booleanFormat: Format = {
   name: 'boolean',
   title: 'Boolean (1 byte)',
   detect(b) {
-    return b.byteLength === 1 && (b[0] === 0 || b[0] === 1) ? { confidence: 0.3, reason: "one byte 0 or 1, as Kafka's BooleanSerializer writes" } : null;
+    return b.byteLength === 1 && (b[0] === 0 || b[0] === 1) ? ONE_BYTE_BOOLEAN : null;
   },
   decode(b) {
     exactly('boolean', 1, b);
@@ -95,12 +101,15 @@ function uuidOfBinary(b: Uint8Array): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+const UUID_36: Detection = { confidence: 0.75, reason: "a 36-character UUID, as Kafka's UUIDSerializer writes" };
+const UUID_16: Detection = { confidence: 0.2, reason: '16 bytes: a binary UUID' };
+
 export const uuidFormat: Format = {
   name: 'uuid',
   title: 'UUID (text or 16 bytes)',
   detect(b) {
-    if (b.byteLength === 36 && UUID_TEXT.test(String.fromCharCode(...b))) return { confidence: 0.75, reason: "a 36-character UUID, as Kafka's UUIDSerializer writes" };
-    if (b.byteLength === 16) return { confidence: 0.2, reason: '16 bytes: a binary UUID' };
+    if (b.byteLength === 36 && UUID_TEXT.test(String.fromCharCode(...b))) return UUID_36;
+    if (b.byteLength === 16) return UUID_16;
     return null;
   },
   decode(b) {
@@ -115,11 +124,13 @@ export const uuidFormat: Format = {
   },
 };
 
+const NOTHING_ELSE: Detection = { confidence: 0.01, reason: 'no other format recognised these bytes' };
+
 export const hexFormat: Format = {
   name: 'hex',
   title: 'Bytes (hex)',
   detect() {
-    return { confidence: 0.01, reason: 'no other format recognised these bytes' };
+    return NOTHING_ELSE;
   },
   decode(b) {
     const h = hexOf(b);

@@ -129,6 +129,7 @@ export class SchemaRegistry implements SchemaLookup {
   }
 
   forTopic(topic: string, side: 'key' | 'value'): SchemaEntry | undefined {
+    if (this.userTopicSchemas.size === 0 && this.topicSchemas.size === 0) return undefined; // auto asks per record
     const k = `${side}\u0000${topic}`;
     return this.userTopicSchemas.get(k) ?? this.topicSchemas.get(k);
   }
