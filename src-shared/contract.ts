@@ -28,6 +28,7 @@ import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptio
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
 import { labInfo, lessonOutcome, lessonStateWire } from './lessons-types.ts';
 import { folderChangedEvent, recentFolder, sessionClosedEvent } from './folder-types.ts';
+import { folderVerifyRow, repairPlan } from './repair-types.ts';
 import { choicesOfFolder, decodedRecord, decodeSide, formatChoices, formatInfo, formatName, userSchema } from './decode-types.ts';
 
 /** The shape of one contract entry (what {@link call} and {@link job} build). */
@@ -400,6 +401,19 @@ export const contract = {
     write: false,
   }),
 
+  'log.verifyFolder': job({
+    doc: 'Verifies every partition of the opened folder holding `dir` (CRCs, framing, offsets, indexes, checkpoints; records decoded with `deep`) and plans its default repair: one row per partition with its errors, warnings and notes, its worst finding and what a repair would do (actions a broker does at startup, actions that are your choice, damage left in place). Progress in bytes over the whole folder; cancellable; touches nothing.',
+    request: z.strictObject({ dir: pathText, deep: z.boolean().default(false) }),
+    result: z.object({
+      root: z.string(),
+      partitions: z.array(folderVerifyRow),
+      /** Findings about the log directories themselves (unparsable checkpoints...). */
+      logDirFindings: z.array(finding),
+      totals: z.object({ partitions: count, errors: count, warnings: count, infos: count, bytes: count }),
+    }),
+    write: false,
+  }),
+
   'log.search': job({
     doc: 'Streams through a partition, every partition of its topic (`scope: topic`) or every partition of the opened folder (`scope: folder`) and returns the first `limit` data records whose key, value or a header contains the text (raw UTF-8 bytes, or with `decoded` the decoded key/value text) and that satisfy the `condition` on the decoded key/value (`value.amount > 10`, `key.data.group == "g1"`; a condition that does not parse is `invalid-argument` naming the character), with progress; cancellable. Each match names its partition and offset.',
     request: z.strictObject({
@@ -516,6 +530,20 @@ export const contract = {
       /** Trash entries written. */
       trashEntries: z.array(z.string()),
     }),
+    write: true,
+  }),
+
+  'cleanup.repairPlan': job({
+    doc: "Previews the repair of a partition folder: the startup recovery `klx repair` runs (Kafka's LogLoader: leftovers, swaps, orphan indexes, damaged tails, index rebuilds), each action with its files and bytes and whether it is what a broker does at startup or your choice (`truncateAtCorruption` cuts valid batches after the first invalid one; rewriting an unparsable log-directory checkpoint, offered when the log directory is inside an opened folder). Reads every .log with progress; cancellable; touches nothing. The signature ties a later `cleanup.repair` to this preview.",
+    request: z.strictObject({ dir: pathText, truncateAtCorruption: z.boolean().default(false) }),
+    result: z.object({ plan: repairPlan, signature: z.string(), trashDir: z.string() }),
+    write: false,
+  }),
+
+  'cleanup.repair': job({
+    doc: 'Runs the previewed repair (same request plus the signature of the preview): refused with `invalid-argument` (details.reason `plan-stale`, nothing touched) when the plan differs now. Crash-safe action by action; every file it deletes, replaces or cuts goes to the trash first, so `cleanup.undo` puts the bytes back. Emits log.changed. Needs "Open for writing".',
+    request: z.strictObject({ dir: pathText, truncateAtCorruption: z.boolean().default(false), signature: z.string().max(10_000_000) }),
+    result: z.object({ runId: z.string(), plan: repairPlan, done: z.array(z.string()), trashEntries: z.array(z.string()) }),
     write: true,
   }),
 

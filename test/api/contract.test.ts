@@ -81,7 +81,7 @@ describe('contract', () => {
   it('derives the client and request/response types from the one object', () => {
     expectTypeOf<MethodName>().toEqualTypeOf<keyof typeof contract>();
     expectTypeOf<JobMethodName>().toEqualTypeOf<
-      'demo.sleepJob' | 'log.countRecords' | 'log.holes' | 'log.verify' | 'log.search' | 'log.export' | 'cleanup.plan' | 'cleanup.run' | 'sql.open' | 'sql.query' | 'sql.export' | 'groups.list' | 'groups.describe' | 'groups.history' | 'groups.partitionCommits'
+      'demo.sleepJob' | 'log.countRecords' | 'log.holes' | 'log.verify' | 'log.verifyFolder' | 'log.search' | 'log.export' | 'cleanup.plan' | 'cleanup.run' | 'cleanup.repairPlan' | 'cleanup.repair' | 'sql.open' | 'sql.query' | 'sql.export' | 'groups.list' | 'groups.describe' | 'groups.history' | 'groups.partitionCommits'
     >();
     expectTypeOf<KlxApi['app.info']>().toEqualTypeOf<(req: Req<'app.info'>) => Promise<Res<'app.info'>>>();
     expectTypeOf<Res<'demo.sleepJob'>>().toEqualTypeOf<{ jobId: string }>();

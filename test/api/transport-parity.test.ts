@@ -97,6 +97,7 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
   'log.countRecords': [{ name: 'a partition', request: { dir: orders } }],
   'log.holes': [{ name: 'a partition', request: { dir: orders } }],
   'log.verify': [{ name: 'a partition', request: { dir: orders } }],
+  'log.verifyFolder': [{ name: 'the folder of a partition', request: { dir: orders } }],
   'log.search': [
     { name: 'a hit', request: { dir: orders, text: 'B' } },
     { name: 'empty text', request: { dir: orders, text: '' } },
@@ -116,6 +117,8 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'an invalid config value', request: { dir: orders, operation: 'retention', config: { 'retention.ms': 'soon' } } },
   ],
   'cleanup.run': [{ name: 'refused while write mode is off', request: { dir: orders, operation: 'compaction', planId: 'unknown' } }],
+  'cleanup.repairPlan': [{ name: 'a partition', request: { dir: orders } }],
+  'cleanup.repair': [{ name: 'refused while write mode is off', request: { dir: orders, signature: 'unknown' } }],
   'cleanup.undo': [{ name: 'refused while write mode is off', request: { dir: orders } }],
   'cleanup.trash': [{ name: 'entries of a partition', request: { dir: orders } }],
   'cleanup.horizons': [{ name: 'horizons of a partition', request: { dir: orders } }],

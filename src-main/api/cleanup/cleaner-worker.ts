@@ -1,6 +1,6 @@
 /**
- * The cleaner worker: the module a `worker_threads` Worker runs for `cleanup.plan`, `cleanup.run`
- * and `cleanup.undo`, so that the engine's synchronous cleaner (minutes on GBs) never blocks the
+ * The cleaner worker: the module a `worker_threads` Worker runs for `cleanup.plan`, `cleanup.run`,
+ * `cleanup.undo`, `cleanup.repairPlan` and `cleanup.repair`, so that the engine's synchronous cleaner (minutes on GBs) never blocks the
  * main process' event loop (Electron's main thread, the bridge's HTTP server): progress, other
  * calls and `job.cancel` keep flowing while it works.
  *
@@ -19,13 +19,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
 import { runCleanerTask } from './cleanup-task.ts';
+import { runRepairTask } from './repair-task.ts';
 import type { CleanerWorkerData, WorkerMessage } from './cleaner-worker-protocol.ts';
+import type { JobProgress } from '../../../src-shared/contract.ts';
 
 function post(m: WorkerMessage): void {
   parentPort!.postMessage(m);
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const data = workerData as CleanerWorkerData;
   // This thread's own copy of the environment: the engine's plan clones go to the private folder.
   process.env.TMPDIR = process.env.TMP = process.env.TEMP = data.tmpDir;
@@ -36,7 +38,9 @@ function main(): void {
     },
   };
   try {
-    const result = runCleanerTask(data.task, { signal, onProgress: (progress) => post({ type: 'progress', progress }) });
+    const env = { signal, onProgress: (progress: JobProgress) => post({ type: 'progress', progress }) };
+    // Repair (cleanup.repairPlan / cleanup.repair) is the engine's asynchronous recovery: awaited here.
+    const result = data.task.kind === 'repairPlan' || data.task.kind === 'repairRun' ? await runRepairTask(data.task, env) : runCleanerTask(data.task, env);
     post({ type: 'result', result });
   } catch (err) {
     const error =
@@ -57,4 +61,4 @@ function main(): void {
   }
 }
 
-if (parentPort) main();
+if (parentPort) void main();

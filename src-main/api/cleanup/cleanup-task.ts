@@ -22,6 +22,7 @@ import type { CleanupOperation, CleanupPartitionOutcome, UndoneEntry } from '../
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { fingerprintChanges, fingerprintOf, type Fingerprint } from './cleanup-fingerprint.ts';
 import { outcomeWire, undoWire } from '../core/cleanup-wire.ts';
+import type { RepairPlanTaskResult, RepairRunTaskResult, RepairTask } from './repair-task.ts';
 
 /** Engine options of a plan or run, already validated (config parsed by the engine's parser). */
 export interface EngineCleanupOptions {
@@ -40,7 +41,8 @@ export interface EngineCleanupOptions {
 export type CleanerTask =
   | { kind: 'plan'; path: string; operation: CleanupOperation; options: EngineCleanupOptions }
   | { kind: 'run'; path: string; operation: CleanupOperation; options: EngineCleanupOptions; trashDir: string; expected: Fingerprint }
-  | { kind: 'undo'; path: string; trashDir: string };
+  | { kind: 'undo'; path: string; trashDir: string }
+  | RepairTask;
 
 /** What a plan gives back. */
 export interface PlanTaskResult {
@@ -68,7 +70,7 @@ export interface UndoTaskResult {
   entries: UndoneEntry[];
 }
 
-export type CleanerTaskResult = PlanTaskResult | RunTaskResult | UndoTaskResult;
+export type CleanerTaskResult = PlanTaskResult | RunTaskResult | UndoTaskResult | RepairPlanTaskResult | RepairRunTaskResult;
 
 /** Cancel flag and progress sink of a task. */
 export interface TaskEnv {
@@ -205,5 +207,8 @@ export function runCleanerTask(task: CleanerTask, env: TaskEnv = {}): CleanerTas
       return run(task, env);
     case 'undo':
       return { kind: 'undo', ...undoWire(undo(task.path, { trashDir: task.trashDir })) };
+    case 'repairPlan':
+    case 'repairRun':
+      throw new KlxError('internal', 'a repair task is asynchronous: run it with runRepairTask (repair-task.ts)');
   }
 }

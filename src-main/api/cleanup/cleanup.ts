@@ -13,6 +13,9 @@
  *   from the preview's, or the files changed since (checked in the worker right before the run).
  *   Runs with the preview's `now`, so what runs is what was previewed. Progress and cancel; emits
  *   `log.changed` for the partitions touched (also after a failure or a cancel that left some changed).
+ * - `cleanup.repairPlan` (job) / `cleanup.repair` (job, write): the startup recovery of `klx repair`
+ *   on one partition folder (`repair-task.ts`), previewed, then run with the replaced files in the
+ *   trash; refused when the plan differs from the preview (`plan-stale`).
  * - `cleanup.undo` (write): the engine's undo of the latest run under the folder, in the worker;
  *   emits `log.changed`.
  * - `cleanup.trash` / `cleanup.emptyTrash` (write): the trash entries of partitions inside the
@@ -35,6 +38,8 @@ import { planIdOf, type Fingerprint } from './cleanup-fingerprint.ts';
 import { staleError, type EngineCleanupOptions, type PlanTaskResult, type RunTaskResult, type UndoTaskResult } from './cleanup-task.ts';
 import { runRecordWire, trashEntryWire } from '../core/cleanup-wire.ts';
 import { runInWorker } from './cleaner-worker-runner.ts';
+import type { RepairPlanTaskResult, RepairRunTaskResult } from './repair-task.ts';
+import { dirname } from 'node:path';
 import { logCacheOf } from '../core/log-cache.ts';
 import { isInsideDir } from '../core/paths.ts';
 import type { ApiContext, CallContext, DomainHandlers } from '../core/types.ts';
@@ -112,6 +117,8 @@ function stale(dir: string, why: string): KlxError {
 export function cleanupHandlers(ctx: ApiContext): DomainHandlers<'cleanup'> {
   const cache = logCacheOf(ctx);
   const plans = new Map<string, StoredPlan>();
+  /** The latest repair preview per partition folder: `<truncateAtCorruption>\n<signature>`. */
+  const repairPreviews = new Map<string, string>();
   /** Runs and undos under way in this context (the trash cannot be emptied meanwhile). */
   let busy = 0;
 
@@ -196,6 +203,41 @@ export function cleanupHandlers(ctx: ApiContext): DomainHandlers<'cleanup'> {
           changed(dirs, `cleanup.run: ${req.operation} (${err instanceof KlxError ? err.code : 'failed'})`);
           if (dirs.length > 0) plans.delete(stored.planId);
         }
+        throw err;
+      } finally {
+        busy--;
+      }
+    },
+
+    /**
+     * Repair preview in the worker (`repair-task.ts`): the startup recovery plan of the partition,
+     * plus the rewrite of its log directory's unparsable checkpoints when that directory is inside an
+     * opened folder. Errors: engine errors (`not-found`, `io-error`), `cancelled`.
+     */
+    'cleanup.repairPlan': async (req, job) => {
+      const dir = await ctx.session.resolve(req.dir, job);
+      const withCheckpoints = ctx.session.opened().some((root) => isInsideDir(dirname(dir), root));
+      job.progress({ phase: 'planning the repair', done: 0, total: null, bytes: 0 });
+      const res = await runInWorker<RepairPlanTaskResult>({ kind: 'repairPlan', path: dir, truncateAtCorruption: req.truncateAtCorruption, withCheckpoints }, { signal: job.signal, onProgress: (p) => job.progress(p), terminateOnAbort: true });
+      repairPreviews.delete(dir);
+      repairPreviews.set(dir, `${req.truncateAtCorruption}\n${res.signature}`);
+      while (repairPreviews.size > MAX_REMEMBERED_PLANS) repairPreviews.delete(repairPreviews.keys().next().value!);
+      return { plan: res.plan, signature: res.signature, trashDir: defaultTrashDir() };
+    },
+
+    /** Repair run of the previewed plan in the worker. Errors: `read-only`, `invalid-argument` (plan-stale), `locked`, engine errors, `cancelled`. */
+    'cleanup.repair': async (req, job) => {
+      const dir = await ctx.session.resolveForWriting(req.dir, job);
+      if (repairPreviews.get(dir) !== `${req.truncateAtCorruption}\n${req.signature}`) throw stale(dir, 'this repair preview is not known here, or its options differ');
+      const withCheckpoints = ctx.session.opened().some((root) => isInsideDir(dirname(dir), root));
+      busy++;
+      try {
+        const res = await runInWorker<RepairRunTaskResult>({ kind: 'repairRun', path: dir, truncateAtCorruption: req.truncateAtCorruption, withCheckpoints, trashDir: defaultTrashDir(), expected: req.signature }, { signal: job.signal, onProgress: (p) => job.progress(p) });
+        repairPreviews.delete(dir);
+        changed([dir], 'cleanup.repair');
+        return { runId: res.runId, plan: res.plan, done: res.done, trashEntries: res.trashEntries };
+      } catch (err) {
+        if (!(err instanceof KlxError) || (err.details?.reason !== 'plan-stale' && err.code !== 'locked')) changed([dir], 'cleanup.repair (failed)');
         throw err;
       } finally {
         busy--;

@@ -27,6 +27,7 @@ import { WorkerPool } from '../core/worker-pool.ts';
 import type { TaskRun } from '../core/worker-tasks.ts';
 import type { JobContext } from '../core/types.ts';
 import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
+import { verifyFolderJob } from './log-folder-verify.ts';
 import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
 import { s, sn } from './log-wire.ts';
 
@@ -165,6 +166,8 @@ export const logTasks = {
     const result = await verifyJob(partitionOf(a), a.req, jobOf(run), { setVerify: (_log, f) => (facts = f) });
     return { result, facts };
   },
+  /** Every partition of the opened folder holding `dir` (its root), verified and its repair planned. */
+  verifyFolder: (a: LogTaskArgs<ParsedReq<'log.verifyFolder'>>, run: TaskRun): Promise<JobResult<'log.verifyFolder'>> => verifyFolderJob(a.root, a.req.deep, jobOf(run)),
   search: (a: LogTaskArgs<ParsedReq<'log.search'>>, run: TaskRun): Promise<JobResult<'log.search'>> => {
     let logs: PartitionLog[];
     if (a.req.scope === 'partition') logs = [partitionOf(a)];

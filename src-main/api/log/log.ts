@@ -137,6 +137,9 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
       return result;
     },
 
+    /** Every partition of the opened folder holding `dir`, verified and its repair planned, on the log worker (`log-folder-verify.ts`). */
+    'log.verifyFolder': async (req, job) => inWorker('verifyFolder', req, job),
+
     /** Clipboard text of an offset range (`log-tasks.ts` copy, `engine/sql/record-export.ts`). */
     'log.copyRecords': async (req, call) => inWorker('copy', req, call),
 
