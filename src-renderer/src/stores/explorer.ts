@@ -6,7 +6,7 @@
  */
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
-import type { JobResult, Res } from '../../../src-shared/contract.ts';
+import type { FolderChangedEvent, JobResult, RecentFolder, Res } from '../../../src-shared/contract.ts';
 import type { LogDirSummary, PartitionSummary, SegmentRow } from '../../../src-shared/log-types.ts';
 import { KlxApiError } from '../../../src-shared/client.ts';
 import { api, client } from '../api/client.ts';
@@ -16,6 +16,30 @@ import { useSettings } from './settings.ts';
 
 /** The views of the main area (tabs of the selected partition). */
 export type ViewName = 'segments' | 'records' | 'holes' | 'verify' | 'cleanup' | 'edit' | 'sql' | 'groups';
+
+/** What the banner says about changes on disk under one opened folder (`folder.changed` events). */
+export interface FolderChangeBanner {
+  id: number;
+  root: string;
+  /** When the watcher last noticed a change, as HH:MM:SS (local time). */
+  time: string;
+  /** The changes in words, newest first, at most {@link MAX_BANNER_LINES}. */
+  lines: string[];
+  /** Changes not listed. */
+  more: number;
+}
+
+/** How many change lines one banner lists. */
+export const MAX_BANNER_LINES = 6;
+
+/** HH:MM:SS of an ISO time, in local time. */
+export function clockTime(iso: string): string {
+  const d = new Date(iso);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+let bannerSeq = 0;
 
 /** An opened folder and what `log.open` found in it. */
 export interface OpenedRoot {
@@ -30,6 +54,12 @@ export const useExplorer = defineStore('explorer', () => {
   const answered = ref(false);
   const opened = ref<string[]>([]);
   const recent = ref<string[]>([]);
+  /** The recent folders with whether each can be opened now (greyed with the reason when not). */
+  const recentFolders = ref<RecentFolder[]>([]);
+  /** Banners of changes on disk, one per opened folder. */
+  const folderChanges = ref<FolderChangeBanner[]>([]);
+  /** Partitions whose files changed on disk after their Verify ran: partition folder → HH:MM:SS. */
+  const staleVerifies = shallowRef(new Map<string, string>());
   const roots = ref<OpenedRoot[]>([]);
   const opening = ref(false);
   const errors = ref<UiError[]>([]);
@@ -64,6 +94,7 @@ export const useExplorer = defineStore('explorer', () => {
     const f = await api['session.folders']({});
     opened.value = f.opened;
     recent.value = f.recent;
+    recentFolders.value = f.recentFolders;
     useSettings().writeMode = f.writeMode;
   }
 
@@ -118,6 +149,132 @@ export const useExplorer = defineStore('explorer', () => {
       void countRecords(sel);
       if (view.value === 'holes') void findHoles(sel);
       if (partition.value) for (const listener of partitionReloaded) await listener(sel, partition.value.topic);
+    }
+  }
+
+  /** The opened folder holding `dir` (a partition folder), if any. */
+  function rootOf(dir: string): string | undefined {
+    return roots.value.find((r) => r.root === dir || r.logDirs.some((d) => d.partitions.some((p) => p.dir === dir)))?.root;
+  }
+
+  /** Lists an opened folder again (`log.open`) and replaces it in the tree. */
+  async function reloadRoot(root: string): Promise<void> {
+    try {
+      const again = await api['log.open']({ path: root });
+      roots.value = roots.value.map((x) => (x.root === root || x.root === again.root ? { root: again.root, logDirs: again.logDirs, error: null } : x));
+    } catch (err) {
+      report(err, `Reloading ${root}`);
+    }
+  }
+
+  /**
+   * After files of `dirs` changed: the selected partition, if among them, is read again (summary,
+   * segments, record count, and every view through {@link onPartitionReloaded}); if it is gone, the
+   * selection is cleared.
+   */
+  async function refreshSelectedIn(dirs: ReadonlySet<string>): Promise<void> {
+    const sel = selectedDir.value;
+    if (!sel || !dirs.has(sel)) return;
+    const now = partitions.value.find((p) => p.dir === sel);
+    if (!now) {
+      cancelJobsOf((d) => d === sel);
+      selectedDir.value = null;
+      partition.value = null;
+      segments.value = [];
+      return;
+    }
+    partition.value = now;
+    await refreshPartition();
+    void countRecords(sel);
+    if (view.value === 'holes') void findHoles(sel);
+    if (partition.value) for (const listener of partitionReloaded) await listener(sel, partition.value.topic);
+  }
+
+  /**
+   * Files under an opened folder changed on disk (`folder.changed`): the tree lists the folder
+   * again (partitions created or deleted included), what jobs learned about the changed partitions
+   * is dropped except Verify's results, which are marked stale, the selected partition and its views
+   * reload, and the banner says what changed.
+   */
+  async function onFolderChanged(e: FolderChangedEvent): Promise<void> {
+    if (!roots.value.some((r) => r.root === e.root)) return;
+    const changed = new Set(e.dirs);
+    const time = clockTime(e.at);
+    const drop = <T,>(m: Map<string, T>): Map<string, T> => new Map([...m].filter(([d]) => !changed.has(d)));
+    counts.value = drop(counts.value);
+    holes.value = drop(holes.value);
+    const stale = new Map(staleVerifies.value);
+    for (const d of changed) if (verifies.value.has(d)) stale.set(d, time);
+    staleVerifies.value = stale;
+    const lines = e.changes.map((c) => c.text);
+    const old = folderChanges.value.find((b) => b.root === e.root);
+    const all = [...lines, ...(old?.lines ?? [])];
+    const banner: FolderChangeBanner = {
+      id: ++bannerSeq,
+      root: e.root,
+      time,
+      lines: all.slice(0, MAX_BANNER_LINES),
+      more: e.more + (old?.more ?? 0) + Math.max(0, all.length - MAX_BANNER_LINES),
+    };
+    folderChanges.value = [...folderChanges.value.filter((b) => b.root !== e.root), banner];
+    await reloadRoot(e.root);
+    await refreshSelectedIn(changed);
+  }
+
+  /** Hides a change banner. */
+  function dismissChange(id: number): void {
+    folderChanges.value = folderChanges.value.filter((b) => b.id !== id);
+  }
+
+  /**
+   * Reads an opened folder again: main drops its caches (`session.reload`), the tree lists it
+   * again, the selected partition inside it reloads with its views; its banner goes.
+   */
+  async function reloadFolder(root: string): Promise<void> {
+    try {
+      const r = await api['session.reload']({ path: root });
+      folderChanges.value = folderChanges.value.filter((b) => b.root !== root);
+      await reloadRoot(root);
+      const sel = selectedDir.value;
+      await refreshSelectedIn(new Set([...r.dirs, ...(sel && rootOf(sel) === root ? [sel] : [])]));
+    } catch (err) {
+      report(err, `Reloading ${root}`);
+    }
+  }
+
+  /**
+   * Closes an opened folder (`session.close`): it leaves the tree, a selected partition inside it is
+   * unselected, its banner goes. Nothing on disk changes; it stays in the recent folders.
+   */
+  async function closeFolder(root: string): Promise<void> {
+    try {
+      const r = await api['session.close']({ path: root });
+      opened.value = r.opened;
+    } catch (err) {
+      report(err, `Closing ${root}`);
+      return;
+    }
+    forgetRoot(root);
+    await refreshFolders().catch(() => undefined);
+  }
+
+  /** Cancels the running UI jobs (counts, holes, verifies...) of partition folders that went. */
+  function cancelJobsOf(gone: (dir: string) => boolean): void {
+    const jobs = useJobs();
+    for (const j of jobs.jobs.values()) if (j.state === 'running' && gone(j.dir)) jobs.cancel(j.key);
+  }
+
+  /** Drops a closed folder from the tree (also when closed elsewhere: `session.closed`). */
+  function forgetRoot(root: string): void {
+    cancelJobsOf((d) => d === root || d.startsWith(`${root}/`) || d.startsWith(`${root}\\`));
+    const sel = selectedDir.value;
+    const selectedInside = sel !== null && rootOf(sel) === root;
+    roots.value = roots.value.filter((r) => r.root !== root);
+    folderChanges.value = folderChanges.value.filter((b) => b.root !== root);
+    if (selectedInside) {
+      selectedDir.value = null;
+      partition.value = null;
+      segments.value = [];
     }
   }
 
@@ -228,6 +385,11 @@ export const useExplorer = defineStore('explorer', () => {
     try {
       const r = await jobs.run('log.verify', { dir, deep }, `Verifying ${dir.split(/[\\/]/).pop()}`, `verify:${dir}`);
       verifies.value = new Map(verifies.value).set(dir, r);
+      if (staleVerifies.value.has(dir)) {
+        const stale = new Map(staleVerifies.value);
+        stale.delete(dir);
+        staleVerifies.value = stale;
+      }
       if (selectedDir.value === dir) await refreshPartition();
     } catch (err) {
       report(err, `Verifying ${dir}`);
@@ -242,6 +404,15 @@ export const useExplorer = defineStore('explorer', () => {
     answered,
     opened,
     recent,
+    recentFolders,
+    folderChanges,
+    staleVerifies,
+    onFolderChanged,
+    dismissChange,
+    reloadFolder,
+    closeFolder,
+    forgetRoot,
+    refreshFolders,
     roots,
     opening,
     errors,

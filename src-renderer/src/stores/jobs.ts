@@ -25,6 +25,9 @@ export interface UiJob {
 
 let seq = 0;
 
+/** How long the last ended job stays in the status bar, in ms. */
+export const ENDED_JOB_SHOWN_MS = 4000;
+
 export const useJobs = defineStore('jobs', () => {
   const jobs = reactive(new Map<string, UiJob>());
 
@@ -52,10 +55,11 @@ export const useJobs = defineStore('jobs', () => {
       job.state = job.controller.signal.aborted ? 'cancelled' : 'failed';
       throw err;
     } finally {
-      // Ended jobs leave the status bar after a moment.
+      // The status bar keeps only the last ended job, and only for a moment (it fades out).
+      for (const [k, j] of jobs) if (j !== job && j.state !== 'running') jobs.delete(k);
       setTimeout(() => {
         if (jobs.get(key) === job && job.state !== 'running') jobs.delete(key);
-      }, 1500);
+      }, ENDED_JOB_SHOWN_MS);
     }
   }
 

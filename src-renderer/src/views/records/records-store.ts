@@ -378,6 +378,21 @@ export const useRecords = defineStore('records', () => {
     if (fresh) void explorer.refreshPartition();
   }
 
+  /**
+   * Shows no partition (its folder was closed or deleted): pages still being read for it are
+   * dropped without a notice.
+   */
+  function close(): void {
+    gen++;
+    dir.value = null;
+    topic.value = null;
+    rows.value = [];
+    rowBase.value = 0;
+    selectedKey.value = null;
+    selection.value = null;
+    anchor = null;
+  }
+
   /** Shows a partition from its first record. */
   async function open(partitionDir: string, partitionTopic: string): Promise<void> {
     // Pages asked for the previous partition are stale: their answers are dropped (generation), and
@@ -668,6 +683,7 @@ export const useRecords = defineStore('records', () => {
     maxSizeText,
     maxKeyChars,
     open,
+    close,
     jump,
     scrollBy,
     moveSelection,
