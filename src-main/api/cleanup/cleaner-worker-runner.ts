@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
+import { stopWorker } from '../../engine/sql/duckdb-gate.ts';
 import { startEntryWorker } from '../core/entry-worker.ts';
 import type { CleanerWorkerData, WorkerMessage } from './cleaner-worker-protocol.ts';
 import type { CleanerTask, CleanerTaskResult } from './cleanup-task.ts';
@@ -61,7 +62,7 @@ export function runInWorker<R extends CleanerTaskResult>(task: CleanerTask, opts
       Atomics.store(flag, 0, 1);
       if (opts.terminateOnAbort && !settled) {
         terminated = true;
-        void worker.terminate();
+        void stopWorker(worker);
       }
     };
     try {

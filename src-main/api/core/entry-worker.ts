@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { KlxError } from '../../engine/errors.ts';
+import { gateNewWorker } from '../../engine/sql/duckdb-gate.ts';
 
 const here = fileURLToPath(import.meta.url);
 
@@ -29,6 +30,8 @@ function tsxEsmApiUrl(): string {
 /**
  * Starts a worker thread on the entry `entry` (the built file's name without `.js`, its source's
  * without `.ts`); `near` is the `import.meta.url` of a module in the source's folder.
+ * The thread has a DuckDB gate (`engine/sql/duckdb-gate.ts`): end it with `stopWorker`, never
+ * with `worker.terminate()` (which aborts the process when DuckDB works in the thread).
  * @throws KlxError `internal` when the built entry is missing (an incomplete build).
  */
 export function startEntryWorker(entry: string, near: string, options: { workerData?: unknown; resourceLimits?: ResourceLimits } = {}): Worker {
@@ -36,11 +39,11 @@ export function startEntryWorker(entry: string, near: string, options: { workerD
     // Joined at run time (not `new URL('./x.ts', import.meta.url)`, which a bundler would turn into an asset).
     const source = pathToFileURL(join(dirname(fileURLToPath(near)), `${entry}.ts`)).href;
     const code = `import(${JSON.stringify(tsxEsmApiUrl())}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(code, { eval: true, workerData: options.workerData, execArgv: [], resourceLimits: options.resourceLimits });
+    return gateNewWorker(() => new Worker(code, { eval: true, workerData: options.workerData, execArgv: [], resourceLimits: options.resourceLimits }));
   }
   for (const dir of [dirname(here), dirname(dirname(here))]) {
     const f = join(dir, `${entry}.js`);
-    if (existsSync(f)) return new Worker(pathToFileURL(f), { workerData: options.workerData, resourceLimits: options.resourceLimits });
+    if (existsSync(f)) return gateNewWorker(() => new Worker(pathToFileURL(f), { workerData: options.workerData, resourceLimits: options.resourceLimits }));
   }
   throw new KlxError('internal', `the worker ${entry}.js is missing next to ${here}: the build is incomplete`);
 }

@@ -18,8 +18,10 @@
  *   Idle threads do not keep the process alive (`unref`).
  * - **Cancellation** through the task's `signal` (the job's): a queued task is dropped at once; a
  *   running one gets a `cancel` message (its `TaskRun.signal` aborts at its next check) and, if it
- *   has not answered `cancelGraceMs` (default 50 ms) later, its thread is terminated (V8 stops even
- *   a loop that never yields) and replaced on demand. Either way the promise rejects with a
+ *   has not answered `cancelGraceMs` (default 50 ms) later, its thread is ended (V8 stops even
+ *   a loop that never yields) and replaced on demand. A thread is never ended while a DuckDB call
+ *   is in flight in it (that aborts the process): the cancel message interrupts the thread's DuckDB
+ *   connections, and the thread is ended once their calls have returned (`engine/sql/duckdb-gate.ts`). Either way the promise rejects with a
  *   `KlxError` `cancelled` within about `cancelGraceMs`, since this thread is never the one working.
  *   Only work that writes nothing may run here: a terminated task stops anywhere.
  * - **Typed errors** cross the boundary: a task's `KlxError` rejects here as a `KlxError` with the
@@ -39,6 +41,7 @@ import { availableParallelism } from 'node:os';
 import type { ResourceLimits, Worker } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
+import { stopWorker } from '../../engine/sql/duckdb-gate.ts';
 import { startEntryWorker } from './entry-worker.ts';
 import type { FromWorker, ToWorker, WorkerError } from './worker-protocol.ts';
 
@@ -163,7 +166,8 @@ export class WorkerPool {
       this.slots.splice(0).map(async (s) => {
         s.dead = true;
         if (s.task) this.settle(s.task, () => s.task!.reject(this.cancelled(s.task!)));
-        await s.worker.terminate();
+        if (s.task) s.worker.postMessage({ type: 'cancel', id: s.task.id } satisfies ToWorker);
+        await stopWorker(s.worker);
       }),
     );
   }
@@ -193,11 +197,12 @@ export class WorkerPool {
     slot.worker.postMessage({ type: 'cancel', id: task.id } satisfies ToWorker);
     task.graceTimer = setTimeout(() => {
       if (task.settled || slot.task !== task) return;
-      // The task did not stop in time (a loop that never yields, a long native call): end the thread.
+      // The task did not stop in time (a loop that never yields, a long native call): end the thread
+      // (at once, or when the DuckDB calls in flight in it have finished: see duckdb-gate.ts).
       this.terminated++;
       this.retire(slot);
       this.settle(task, () => task.reject(this.cancelled(task)));
-      void slot.worker.terminate();
+      void stopWorker(slot.worker);
       this.pump();
     }, this.cancelGraceMs);
   }

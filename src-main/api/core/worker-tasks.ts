@@ -21,6 +21,7 @@ import { parentPort } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
+import { interruptDuckDb } from '../../engine/sql/duckdb-gate.ts';
 import type { FromWorker, ToWorker, WorkerError } from './worker-protocol.ts';
 
 /** What a task function receives besides its arguments. */
@@ -66,7 +67,11 @@ export function serveTasks(table: TaskTable): void {
   const running = new Map<number, AbortController>();
   port.on('message', (m: ToWorker) => {
     if (m.type === 'cancel') {
-      running.get(m.id)?.abort(new KlxError('cancelled', 'cancelled by the user'));
+      const task = running.get(m.id);
+      if (!task) return;
+      task.abort(new KlxError('cancelled', 'cancelled by the user'));
+      // DuckDB work stops only when interrupted, and the thread cannot be ended while it runs.
+      interruptDuckDb();
       return;
     }
     const controller = new AbortController();

@@ -13,6 +13,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
+import { stopWorker } from '../../engine/sql/duckdb-gate.ts';
 import { startEntryWorker } from '../core/entry-worker.ts';
 import type { GroupsTaskArgs, GroupsTaskKind, GroupsTaskResults } from './groups-tasks.ts';
 import type { FromGroupsWorker, ToGroupsWorker } from './groups-worker-protocol.ts';
@@ -86,7 +87,7 @@ export class GroupsWorkerClient {
       this.settle(id);
       p.reject(new KlxError('cancelled', `groups ${p.kind}: cancelled (shut down)`));
     }
-    await w?.terminate();
+    if (w) await stopWorker(w);
   }
 
   private settle(id: number): void {

@@ -17,7 +17,7 @@
  * {@link ColumnarAppender.close} (or a full chunk) flushes it.
  */
 import { createRequire } from 'node:module';
-import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 
 type Bindings = typeof import('@duckdb/node-bindings');

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from './duckdb.ts';
 import { RecordDecoder, schemasOf } from '../decode/record-decoder.ts';
 import type { FormatChoices } from '../decode/format.ts';
 import type { OpenedLogs } from '../log/log-dir.ts';

@@ -14,7 +14,7 @@
  * Memory: the group model grows with groups and committed partitions; `consumer_offsets` rows are
  * appended as they are read.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from './duckdb.ts';
 import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, type OffsetCommitValueData } from '../decode/internal/consumer-offsets.ts';
 import { DecodeError } from '../decode/decode-error.ts';
 import { toJsonText } from '../decode/json-text.ts';

@@ -22,7 +22,7 @@
  * `decode_error` set (`value: byte 3: …`). Values above 1 MiB are not decoded (`too large`), as the
  * decode layer caps them. int64 stays exact (BIGINT; JSON text with all digits).
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from './duckdb.ts';
 import { clusterMetadataDataText, clusterMetadataJsonText, decodeClusterMetadataRecord, decodeKRaftControlRecord, isKRaftControlType, kraftControlJsonText, unknownTagsText } from '../decode/internal/cluster-metadata.ts';
 import { DecodeError } from '../decode/decode-error.ts';
 import { toJsonText } from '../decode/json-text.ts';

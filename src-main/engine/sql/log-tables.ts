@@ -47,7 +47,7 @@
 import { buildGroupTables, GROUP_TABLES } from './group-tables.ts';
 import { crcMismatchText } from '../format/crc.ts';
 import { relative } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 import { availableParallelism } from 'node:os';
 import { COMPRESSIONS, type BatchHeader } from '../format/types.ts';

@@ -26,7 +26,7 @@
  */
 import { rm, stat } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
-import { DuckDBInstance, JSDuckDBValueConverter } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 import { readForward, recordAt, type FetchedRecord } from '../log/fetch.ts';
 import type { IsolationLevel } from '../log/read-defaults.ts';

@@ -26,7 +26,7 @@
  */
 import { createRequire } from 'node:module';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { BIGINT, BLOB, INTEGER, LIST, STRUCT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { BIGINT, BLOB, INTEGER, LIST, STRUCT, VARCHAR, type DuckDBConnection, type DuckDBType } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 import { scanEntries, type ByteSource } from '../format/log-reader.ts';
 import type { KafkaRecord } from '../format/types.ts';

@@ -10,7 +10,7 @@
  *   chunks exist at once. The oldest unfinished task always runs, so every wait ends.
  * - **Errors** cross as KlxError (code, reason, file, byte position); a thread that dies rejects
  *   with `internal` naming the task.
- * - **Cancel**: {@link SqlBuildPool.close} terminates the threads (they only read).
+ * - **Cancel**: {@link SqlBuildPool.close} ends the threads (they only read; `stopWorker`, which never ends a thread while DuckDB works in it).
  *
  * The engine never locates built entry files itself: the caller gives a `startWorker` that starts
  * {@link SQL_BUILD_WORKER} (`sql-build-worker.ts`) the way its host finds entries (the API's
@@ -19,6 +19,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
+import { stopWorker } from './duckdb-gate.ts';
 import type { OffsetHole } from '../log/holes.ts';
 import type { RowsChunk } from './segment-rows.ts';
 
@@ -120,7 +121,7 @@ export class SqlBuildPool {
   async close(): Promise<void> {
     this.closed = true;
     const slots = this.slots.splice(0);
-    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await Promise.all(slots.map((s) => stopWorker(s.worker)));
   }
 
   private dispatch(): void {

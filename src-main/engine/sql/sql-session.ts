@@ -26,7 +26,7 @@
  * TIMESTAMP as Date, LIST as arrays, STRUCT as objects; {@link toJsonValue} makes them JSON-safe.
  */
 import { basename } from 'node:path';
-import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBConnection, type DuckDBResult, type JS } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBConnection, type DuckDBResult, type JS } from './duckdb.ts';
 import { int64Json } from '../format/batch-json.ts';
 import { KlxError } from '../errors.ts';
 import { prepareLogTables, type PreparedTables, type TableCacheOptions } from './table-cache.ts';

@@ -25,7 +25,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 import { openPath, type OpenedLogs } from '../log/log-dir.ts';
 import { isProcessAlive } from '../log/log-lock.ts';
