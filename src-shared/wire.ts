@@ -68,13 +68,33 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 /** {@link ErrorInfo} as its schema types it: `details` reduced to JSON. */
 export type WireErrorInfo = z.output<typeof errorInfoSchema>;
 
+/** A line of a JavaScript stack (`    at fn (/path/file.ts:12:5)`, `    at /path/file.js:3:1`, `    at new X (<anonymous>)`). */
+const STACK_FRAME = /^\s*at\s+(?:\S.*\(.*\)|(?:file:\/\/|node:|\/|[A-Za-z]:\\)\S*:\d+(?::\d+)?|<anonymous>|native)\s*$/;
+
 /**
- * Makes an {@link ErrorInfo} safe for the wire: `details` are round-tripped through JSON (bigints
- * become decimal strings, `undefined` fields vanish); details that cannot be serialized (cycles)
- * are replaced by `{ unserializable: true }`.
+ * A message without stack frames: the lines of a JavaScript stack (an error whose message carries
+ * another error's `stack`) are dropped, and so is everything from a `Stack Trace:` line on (DuckDB
+ * appends its native stack to internal errors). What the error says stays; where in our code it
+ * happened stays in the process's log.
+ */
+export function withoutStack(message: string): string {
+  if (!/\n/.test(message)) return message;
+  const kept: string[] = [];
+  for (const line of message.split('\n')) {
+    if (/^\s*Stack Trace:?\s*$/i.test(line)) break;
+    if (!STACK_FRAME.test(line)) kept.push(line);
+  }
+  return kept.join('\n').trimEnd();
+}
+
+/**
+ * Makes an {@link ErrorInfo} safe for the wire: the message loses any stack frames
+ * ({@link withoutStack}); `details` are round-tripped through JSON (bigints become decimal strings,
+ * `undefined` fields vanish); details that cannot be serialized (cycles) are replaced by
+ * `{ unserializable: true }`.
  */
 export function toWireError(info: ErrorInfo): WireErrorInfo {
-  const out: WireErrorInfo = { code: info.code, message: info.message };
+  const out: WireErrorInfo = { code: info.code, message: withoutStack(info.message) };
   if (info.file !== undefined) out.file = info.file;
   if (info.position !== undefined) out.position = info.position;
   if (info.details !== undefined) {

@@ -24,6 +24,7 @@ import { extname, resolve } from 'node:path';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 import type { KlxEvent } from '../../src-shared/contract.ts';
 import type { ErrorInfo } from '../../src-shared/errors.ts';
+import { toWireError } from '../../src-shared/wire.ts';
 import { readPackageVersion } from '../api/app/app.ts';
 import { createServerApi, type ServerApi } from '../api/index.ts';
 import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
@@ -191,7 +192,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   };
-  const refuse = (res: ServerResponse, status: number, error: ErrorInfo): void => sendJson(res, status, { ok: false, error });
+  const refuse = (res: ServerResponse, status: number, error: ErrorInfo): void => sendJson(res, status, { ok: false, error: toWireError(error) });
 
   const perRequest = options.bodyLimits?.perRequest ?? MAX_BODY_BYTES;
   const inFlightBudget = options.bodyLimits?.inFlight ?? MAX_IN_FLIGHT_BODY_BYTES;
