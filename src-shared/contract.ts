@@ -212,7 +212,7 @@ export const contract = {
   }),
 
   'demo.touch': call({
-    doc: 'Sets the modification time of an existing file or folder inside an opened folder to now; the smallest write method, for tests of read-only mode and path checks.',
+    doc: 'Sets the modification time of an existing file or folder inside an opened folder to now; the smallest write method, for tests of read-only mode, the write gate and path checks. Like every write it needs "Open for writing" (session.setWriteMode): else `read-only`.',
     request: z.strictObject({ path: pathText }),
     response: z.object({ path: z.string() }),
     write: true,

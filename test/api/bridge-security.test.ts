@@ -1,7 +1,7 @@
 /**
  * Security regression tests of the loopback bridge, each named for the exploit it prevents.
  */
-import { mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -232,7 +232,23 @@ describe('paths outside the opened folders', () => {
       expect(message).toContain(`\`klx serve ${confined.roots[0]} `);
     }
     expect(statSync(secret).mtimeMs).toBe(old.getTime());
-    expect((await post(confined, 'demo.touch', { path: join(root, 'topic-0', 'a.log') })).body).toMatchObject({ ok: true });
+  });
+
+  it('demo.touch follows the write gate: refused (read-only) and nothing touched until "Open for writing" is on (issue 17, defect 11)', async () => {
+    const file = join(root, 'topic-0', 'a.log');
+    const old = new Date('2003-03-03T00:00:00Z');
+    utimesSync(file, old, old);
+    const res = await post(confined, 'demo.touch', { path: file });
+    expect(res.body).toMatchObject({ ok: false, error: { code: 'read-only', file: realpathSync(file) } });
+    expect((res.body as { error: { message: string } }).error.message).toContain('switch on "Open for writing"');
+    expect(statSync(file).mtimeMs).toBe(old.getTime());
+    expect((await post(confined, 'session.setWriteMode', { enabled: true })).body).toMatchObject({ ok: true, result: { enabled: true } });
+    try {
+      expect((await post(confined, 'demo.touch', { path: file })).body).toMatchObject({ ok: true });
+      expect(statSync(file).mtimeMs).toBeGreaterThan(old.getTime());
+    } finally {
+      await post(confined, 'session.setWriteMode', { enabled: false });
+    }
   });
 
   it('a relative path argument is refused', async () => {

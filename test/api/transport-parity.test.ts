@@ -266,6 +266,8 @@ describe('every contract method gives the same answer over HTTP as through dispa
     expect(await ok('session.open', { path: join(tmp.dir, 'missing') })).toMatchObject({ ok: false, error: { code: 'not-found' } });
     expect(await ok('job.cancel', { jobId: 'no-such-job' })).toMatchObject({ ok: false, error: { code: 'not-found' } });
     expect(await ok('demo.touch', { path: join(data, 'escape', 'outside.txt') })).toMatchObject({ ok: false, error: { code: 'invalid-argument' } });
+    // A write: refused while "Open for writing" is off (issue 17, defect 11).
+    expect(await ok('demo.touch', { path: join(data, 'topic-0', '00000000000000000000.log') })).toMatchObject({ ok: false, error: { code: 'read-only' } });
     const started = await ok('demo.sleepJob', { ticks: 2, intervalMs: 1 });
     expect(await jobEnd(started, 'http')).toMatchObject({ ok: true, result: { ticks: 2 } });
     expect(await ok('log.records', { dir: orders })).toMatchObject({

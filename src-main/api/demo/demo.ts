@@ -20,9 +20,13 @@ export function demoHandlers(ctx: ApiContext): DomainHandlers<'demo'> {
       }
       return { ticks: req.ticks };
     },
-    /** Touches an existing file or folder inside an opened folder. Errors: `invalid-argument` (outside), `not-found`. */
+    /**
+     * Touches an existing file or folder inside an opened folder: a write, so only with "Open for
+     * writing" on, like every other write (issue 17, defect 11). Errors: `invalid-argument`
+     * (outside), `read-only` (write mode off, or a read-only app/bridge), `not-found`.
+     */
     'demo.touch': async (req, call) => {
-      const path = await ctx.session.resolve(req.path, call);
+      const path = await ctx.session.resolveForWriting(req.path, call);
       const now = new Date();
       await utimes(path, now, now);
       return { path };
