@@ -53,6 +53,7 @@ import { rulesNamed } from './classic-rules.ts';
 import { filterBatch, SegmentStats, type CompactionReason, type FilteredBatch } from './compactor.ts';
 import { FileSteps, ioErrorOf, isOsError, SimulatedCrash } from './file-steps.ts';
 import { buildOffsetMap } from './map-builder.ts';
+import type { KeyHashAlgorithm } from './key-hash.ts';
 import { DEFAULT_DEDUPE_BUFFER_SIZE, DEFAULT_LOAD_FACTOR, SkimpyOffsetMap } from './offset-map.ts';
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, loadProducerState, type ProducerState } from './producer-state.ts';
 import { SupersededOffsets } from './superseded-offsets.ts';
@@ -82,6 +83,11 @@ export interface CompactionOptions {
   likeBroker?: boolean;
   /** Bytes of the offset map (Kafka's `log.cleaner.dedupe.buffer.size`, default 128 MiB). */
   dedupeBufferSize?: number;
+  /**
+   * The key digest of the offset map (`key-hash.ts`): MurmurHash3 x86_128 by default; `md5` hashes
+   * as Kafka's `SkimpyOffsetMap` does. The survivors differ only if two keys share a 128-bit digest.
+   */
+  keyHash?: KeyHashAlgorithm;
   /** Which symlinks in the partition folder are read (`files/symlinks.ts`; default: only those staying inside it). */
   symlinks?: SymlinkPolicy;
   /** Kafka's `log.cleaner.io.buffer.load.factor` (0.9). */
@@ -586,7 +592,7 @@ function commitRound(log: PartitionLog, round: RoundResult, ctx: RunContext, ste
 // Plan and run
 
 function newMap(opts: CompactionOptions): SkimpyOffsetMap {
-  return new SkimpyOffsetMap(opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, opts.loadFactor ?? DEFAULT_LOAD_FACTOR);
+  return new SkimpyOffsetMap(opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, opts.loadFactor ?? DEFAULT_LOAD_FACTOR, opts.keyHash);
 }
 
 /**

@@ -23,7 +23,6 @@ import { segmentsInRange } from './cleanable-range.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
 import { newRecordView, readRecordAt } from './record-walk.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
-import { md5Words } from './key-hash.ts';
 import { sourceBatches, withSegmentFile } from './source-batches.ts';
 import { CleanedTransactionMetadata, collectAbortedTransactions } from './txn-metadata.ts';
 
@@ -106,7 +105,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
               pos = readRecordAt(data, pos, data.length, view);
               const offset = base + view.offsetDelta;
               if (view.keyLength >= 0 && offset >= startNum) {
-                md5Words(data, view.keyStart, view.keyLength, digests, n * 4);
+                map.digestInto(data, view.keyStart, view.keyLength, digests, n * 4);
                 offs[n++] = offset;
               }
               result.recordsRead++;

@@ -2,8 +2,10 @@
  * The cleaner's key → latest offset map in a fixed memory budget (spec §13.3; Kafka's
  * `SkimpyOffsetMap`): an open-addressing hash table in one `ArrayBuffer`, never a map of strings.
  *
- * Layout: `slots = floor(memory / 24)` entries of 24 bytes — the 16-byte MD5 digest of the key
- * (`key-hash.ts`) and the offset (stored as a float64, exact up to 2^53). An all-zero entry is empty.
+ * Layout: `slots = floor(memory / 24)` entries of 24 bytes — the 16-byte digest of the key
+ * (`key-hash.ts`: MurmurHash3 x86_128 by default, MD5 as Kafka when asked; Kafka's entry is the same
+ * 16-byte MD5 digest + 8-byte offset) and the offset (stored as a float64, exact up to 2^53). An
+ * all-zero entry is empty. At the default load factor a full map costs 24 / 0.9 ≈ 26.7 bytes per key.
  * Probing is Kafka's: attempt `i` looks at slot `|readIntBE(digest, min(i, 12)) + max(0, i − 12)| mod
  * slots` (Java int arithmetic), i.e. first successive 32-bit windows of the digest, then linear
  * probing. There are no deletes. The map counts as full at `floor(slots × loadFactor)` entries
@@ -14,7 +16,7 @@
  * the end of the range the map covers.
  */
 import { KlxError } from '../errors.ts';
-import { md5Words } from './key-hash.ts';
+import { DEFAULT_KEY_HASH, keyDigestFn, type KeyDigestFn, type KeyHashAlgorithm } from './key-hash.ts';
 
 /** Largest offset map: Kafka's `LogCleaner` gives each cleaner thread min(dedupe buffer / threads, Int.MaxValue) bytes. */
 export const MAX_DEDUPE_BUFFER_SIZE = 2147483647;
@@ -37,18 +39,27 @@ export class SkimpyOffsetMap {
   private readonly h = new Int32Array(4);
   private entries = 0;
   private lastOffset = -1;
+  /**
+   * Writes the key digest of `src[start, start + length)` as four words into `out[at, at + 4)`
+   * (the map's {@link KeyHashAlgorithm}; for batch hashing before {@link putHashed}).
+   */
+  readonly digestInto: KeyDigestFn;
   /** Lookups and probes, for the collision rate. */
   lookups = 0;
   probes = 0;
 
   /**
    * @param memory bytes for the table (Kafka: `log.cleaner.dedupe.buffer.size / threads`).
+   * @param loadFactor Kafka's `log.cleaner.io.buffer.load.factor`.
+   * @param keyHash the key digest (`key-hash.ts`; Kafka: MD5).
    * @throws KlxError `invalid-config` when fewer than 2 keys would fit (Kafka refuses it too).
    */
   constructor(
     readonly memory: number = DEFAULT_DEDUPE_BUFFER_SIZE,
     readonly loadFactor: number = DEFAULT_LOAD_FACTOR,
+    readonly keyHash: KeyHashAlgorithm = DEFAULT_KEY_HASH,
   ) {
+    this.digestInto = keyDigestFn(keyHash);
     this.slots = Math.floor(memory / BYTES_PER_ENTRY);
     this.maxEntries = Math.floor(this.slots * loadFactor);
     if (!(memory <= MAX_DEDUPE_BUFFER_SIZE)) throw new KlxError('invalid-config', `offset map of ${memory} bytes is above ${MAX_DEDUPE_BUFFER_SIZE}, the cap Kafka's LogCleaner puts on one cleaner thread's map (Int.MaxValue)`, { details: { dedupeBufferSize: memory, max: MAX_DEDUPE_BUFFER_SIZE } });
@@ -94,7 +105,7 @@ export class SkimpyOffsetMap {
 
   /** Hashes `key[start, start + length)` into the map's scratch digest (for {@link putHashed} / {@link getHashed}). */
   hash(key: Uint8Array, start: number, length: number): Int32Array {
-    md5Words(key, start, length, this.h, 0);
+    this.digestInto(key, start, length, this.h, 0);
     return this.h;
   }
 

@@ -1,5 +1,5 @@
 /**
- * The offset map in a fixed budget (Kafka's SkimpyOffsetMap): MD5 keys, Kafka's probing, full at
+ * The offset map in a fixed budget (Kafka's SkimpyOffsetMap): 128-bit key digests, Kafka's probing, full at
  * slots × 0.9; several cleaning passes when the keys exceed it, ending where one big map ends; plans
  * of multi-pass runs equal the runs. The classic teaching rules beside Kafka's on the same log.
  * Undo of a compaction restores every byte.
@@ -18,7 +18,7 @@ const TS = 1_700_000_000_000;
 const run = (dir: string, opts: CompactionOptions) => runCompaction(dir, opts, { runId: 't', trashDir: tempDir('klx-trash-') });
 
 describe('offset map', () => {
-  it('hashes keys with MD5 (as Kafka), holds floor(memory / 24) slots and is full at 90 %', () => {
+  it("MD5 as node:crypto computes it (Kafka's key digest); the map holds floor(memory / 24) slots and is full at 90 %", () => {
     for (const k of ['', 'a', 'key-1', 'x'.repeat(55), 'y'.repeat(56), 'z'.repeat(200)]) {
       expect(md5(Buffer.from(k)).toString('hex')).toBe(createHash('md5').update(k).digest('hex'));
     }
