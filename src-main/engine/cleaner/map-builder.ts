@@ -80,7 +80,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
     checkDone(opts.signal, log);
     let batchesSinceCheck = 0;
     const from = seg.positionFor(start);
-    for (const entry of sourceBatches(seg, from)) {
+    for (const entry of sourceBatches(seg, from, true, true)) {
       if (++batchesSinceCheck >= 256) {
         batchesSinceCheck = 0;
         checkDone(opts.signal, log);

@@ -25,6 +25,8 @@ export const MAX_DEDUPE_BUFFER_SIZE = 2147483647;
 export const BYTES_PER_ENTRY = 24;
 /** Kafka's `log.cleaner.dedupe.buffer.size` default: 128 MiB. */
 export const DEFAULT_DEDUPE_BUFFER_SIZE = 134_217_728;
+/** Slots per region of the table that {@link SkimpyOffsetMap.clear} zeroes or skips as a whole (2730 × 24 B ≈ 64 KiB). */
+const REGION_SLOTS = 2730;
 /** Kafka's `log.cleaner.io.buffer.load.factor` default. */
 export const DEFAULT_LOAD_FACTOR = 0.9;
 
@@ -38,6 +40,12 @@ export class SkimpyOffsetMap {
   private readonly offsets: Float64Array;
   private readonly h = new Int32Array(4);
   private entries = 0;
+  /**
+   * Which {@link REGION_SLOTS}-slot regions of the table hold an entry, so that {@link clear} zeroes
+   * only those: a fresh table is all zeros and is not touched (its pages are never faulted in when a
+   * small partition puts a few keys in a 128 MiB map). 1 byte per 64 KiB or so of table.
+   */
+  private readonly written: Uint8Array;
   private lastOffset = -1;
   /**
    * Writes the key digest of `src[start, start + length)` as four words into `out[at, at + 4)`
@@ -67,6 +75,7 @@ export class SkimpyOffsetMap {
     const buf = new ArrayBuffer(this.slots * BYTES_PER_ENTRY);
     this.words = new Int32Array(buf);
     this.offsets = new Float64Array(buf);
+    this.written = new Uint8Array(Math.ceil(this.slots / REGION_SLOTS));
   }
 
   /** Distinct keys put. */
@@ -91,7 +100,12 @@ export class SkimpyOffsetMap {
 
   /** Empties the map. */
   clear(): void {
-    this.words.fill(0);
+    const written = this.written;
+    for (let r = 0; r < written.length; r++) {
+      if (written[r] === 0) continue;
+      this.words.fill(0, r * REGION_SLOTS * 6, Math.min(this.slots, (r + 1) * REGION_SLOTS) * 6);
+      written[r] = 0;
+    }
     this.entries = 0;
     this.lastOffset = -1;
     this.lookups = 0;
@@ -194,6 +208,7 @@ export class SkimpyOffsetMap {
         return prev;
       }
       if (a === 0 && b === 0 && c === 0 && d === 0 && this.offsets[slot * 3 + 2] === 0) {
+        this.written[Math.floor(slot / REGION_SLOTS)] = 1;
         w[p] = h0;
         w[p + 1] = h1;
         w[p + 2] = h2;

@@ -16,11 +16,14 @@ import type { LogSegment } from '../segment/log-segment.ts';
 /**
  * The batches of `seg` from byte position `start`, checked (see the module comment).
  * @param verifyCrc false only for a segment whose CRCs were checked earlier in the same round.
+ * @param reuseWindows read into two buffers used in turn (`ScanOptions.reuseWindows`): a batch's
+ *   bytes are valid only until the next batch after it is taken, so only for a caller done with each
+ *   batch before asking for the next (the map build; not the cleaning, which keeps retained bytes).
  * @throws KlxError with the code of the damage (`truncated-batch`, `crc-mismatch`, `unknown-magic`,
  *   `batch-length-out-of-range`, `corrupt-batch`...), `file` = the `.log` path and `position`.
  */
-export function* sourceBatches(seg: LogSegment, start = 0, verifyCrc = true): Generator<BatchEntry> {
-  for (const e of scanLogFile(seg.files.log, { start, verifyCrc, resync: false })) {
+export function* sourceBatches(seg: LogSegment, start = 0, verifyCrc = true, reuseWindows = false): Generator<BatchEntry> {
+  for (const e of scanLogFile(seg.files.log, { start, verifyCrc, resync: false, reuseWindows })) {
     if (e.type !== 'batch') {
       throw new KlxError(e.code, `log segment may be corrupt: ${e.reason}`, { file: seg.files.log, position: e.position, details: { segment: seg.baseOffset.toString(), bytes: e.size } });
     }

@@ -54,6 +54,24 @@ describe('key digest', () => {
   });
 });
 
+describe('offset map clear', () => {
+  it('empties every region a put wrote to, across region boundaries, and a cleared map is empty', () => {
+    const m = new SkimpyOffsetMap(24 * 20_000);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 15_000; i++) m.put(Buffer.from(`r${round}-${i}`), i + 1);
+      expect([m.size, m.get(Buffer.from(`r${round}-7`))]).toEqual([15_000, 8]);
+      m.clear();
+      expect([m.size, m.latestOffset]).toEqual([0, -1]);
+      let found = 0;
+      for (let i = 0; i < 15_000; i++) if (m.get(Buffer.from(`r${round}-${i}`)) >= 0) found++;
+      expect(found).toBe(0);
+    }
+    // After a clear a key probing through its old cluster finds no stale entry to match.
+    m.put(Buffer.from('r2-7'), 99);
+    expect([m.size, m.get(Buffer.from('r2-7')), m.get(Buffer.from('r2-8'))]).toEqual([1, 99, -1]);
+  });
+});
+
 describe('compaction with either digest', () => {
   function build(): string {
     // 40 keys (one empty) written 3 times, some in lz4 batches, plus keyless records and tombstones.
