@@ -9,7 +9,7 @@
 import { relative } from 'node:path';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { countFindings, type Finding } from '../../engine/log/findings.ts';
-import { logDirFindings, quickCheckPartition } from '../../engine/log/quick-check.ts';
+import { logDirFindings, quickCheckPartition, recoveryNeededFinding } from '../../engine/log/quick-check.ts';
 import { verifyPartition } from '../../engine/log/verify.ts';
 import { OutputWriter } from '../output.ts';
 
@@ -26,16 +26,22 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
   const rel = (p: string) => relative(opened.root, p) || '.';
   const all: Finding[] = [];
   const stats = { partitions: 0, segments: 0, batches: 0, records: 0, damagedBatches: 0, damagedRecords: 0, bytes: 0 };
-  const emit = async (f: Finding) => {
-    all.push(f);
-    await out.line(opts.json ? JSON.stringify({ type: 'finding', ...f, file: rel(f.file) }) : findingText(f, rel));
+  // Text: at most SHOWN_PER_KIND findings of one code in one file, then one line saying how many more
+  // (a foreign or shifted segment gives one finding per batch). JSON lists every finding.
+  const emitAll = async (fs: Finding[]) => {
+    all.push(...fs);
+    if (opts.json) {
+      for (const f of fs) await out.line(JSON.stringify({ type: 'finding', ...f, file: rel(f.file) }));
+      return;
+    }
+    for (const line of groupedFindingLines(fs, rel)) await out.line(line);
   };
-  for (const d of opened.logDirs) for (const f of logDirFindings(d)) await emit(f);
+  for (const d of opened.logDirs) await emitAll(logDirFindings(d));
   for (const { log } of allPartitions(opened)) {
     stats.partitions++;
     if (opts.quick) {
       stats.segments += log.segments.length;
-      for (const f of quickCheckPartition(log)) await emit(f);
+      await emitAll(quickCheckPartition(log));
       continue;
     }
     const report = await verifyPartition(log, { deep: !opts.shallow, logDirFindings: false });
@@ -45,7 +51,9 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
     stats.damagedBatches += report.stats.damagedBatches;
     stats.damagedRecords += report.stats.damagedRecords;
     stats.bytes += report.stats.bytes;
-    for (const f of report.findings) await emit(f);
+    // Whether a broker would recover this partition at startup, as the quick check and the app's Verify say.
+    const recovery = recoveryNeededFinding(log);
+    await emitAll(recovery ? [...report.findings, recovery] : report.findings);
   }
   const counts = countFindings(all);
   if (opts.json) {
@@ -59,6 +67,41 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
   }
   await out.end();
   process.exitCode = counts.error + counts.warning > 0 ? 1 : 0;
+}
+
+/** Findings of one code in one file shown in full before the rest are summed up in one line. */
+export const SHOWN_PER_KIND = 3;
+
+/**
+ * The text lines of a partition's findings: each as {@link findingText}, except that after
+ * {@link SHOWN_PER_KIND} findings of the same code in the same file the others are summed up in one
+ * line right after the last one shown: `SEVERITY code file: N more like this (positions A..B)`.
+ */
+export function groupedFindingLines(fs: readonly Finding[], rel: (p: string) => string): string[] {
+  const byKind = new Map<string, Finding[]>();
+  for (const f of fs) {
+    const k = `${f.file}\0${f.code}`;
+    const list = byKind.get(k) ?? [];
+    list.push(f);
+    byKind.set(k, list);
+  }
+  const seen = new Map<string, number>();
+  const lines: string[] = [];
+  for (const f of fs) {
+    const k = `${f.file}\0${f.code}`;
+    const n = (seen.get(k) ?? 0) + 1;
+    seen.set(k, n);
+    if (n > SHOWN_PER_KIND) continue;
+    lines.push(findingText(f, rel));
+    const list = byKind.get(k)!;
+    if (n === SHOWN_PER_KIND && list.length > SHOWN_PER_KIND) {
+      const rest = list.slice(SHOWN_PER_KIND);
+      const pos = rest.map((x) => x.position).filter((p): p is number => p !== undefined);
+      const where = pos.length ? ` (positions ${Math.min(...pos)}..${Math.max(...pos)})` : '';
+      lines.push(`${f.severity.toUpperCase().padEnd(7)} ${f.code} ${rel(f.file)}: ${rest.length} more like this${where}`);
+    }
+  }
+  return lines;
 }
 
 /** `SEVERITY code file@position: reason` */

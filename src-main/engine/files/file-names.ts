@@ -18,7 +18,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { policyOr, refusedLinkTarget, type RefusedLink, type SymlinkPolicy } from './symlinks.ts';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { KlxError } from '../errors.ts';
 
 /** Segment data file suffix. */
@@ -390,5 +390,9 @@ export function listPartitionDir(dir: string, symlinks?: SymlinkPolicy): Partiti
   }
   const listing = classifyPartitionFiles(entries);
   listing.refusedLinks = refused.sort((a, b) => (a.link < b.link ? -1 : a.link > b.link ? 1 : 0));
+  // The indexes of a .log that is a refused link are not orphans: a broker follows the link and keeps them
+  // (LogLoader.loadSegmentFiles deletes an index only when its .log does not exist). They stay unread with it.
+  const refusedNames = new Set(refused.map((r) => basename(r.link)));
+  listing.orphanIndexes = listing.orphanIndexes.filter((o) => !refusedNames.has(segmentFileName(o.baseOffset, '.log')));
   return listing;
 }

@@ -96,5 +96,7 @@ export function refusedLinkTarget(path: string, policy: SymlinkPolicy): string |
 
 /** The sentence a refused link's problem says. */
 export function refusedLinkReason(target: string): string {
-  return `symbolic link to ${target}, outside the opened folder: not read (the CLI follows it with --follow-symlinks)`;
+  // Kafka opens segment, index and checkpoint files by path (FileRecords.openChannel: FileChannel.open without
+  // NOFOLLOW_LINKS; LogLoader lists the folder with File.listFiles), so a broker reads and writes the target.
+  return `symbolic link to ${target}, outside the opened folder: not read here, but a broker would follow it and open whatever it resolves to, for reading and writing (FileRecords.openChannel) (the CLI reads it with --follow-symlinks)`;
 }

@@ -379,7 +379,7 @@ export function recoveryNeededFinding(log: PartitionLog): Finding | null {
   const rp = log.recoveryPoint ?? 0n;
   const from = log.segmentFor(rp) ?? log.segments[0]!;
   const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
-  return finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
+  return finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: for ${basename(log.dir)} a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
     recoveryPoint: j(rp),
     segments: n,
   });

@@ -46,6 +46,7 @@
  * with `truncateAtCorruption`) → index rebuilds (computed from the batches that stay, so they are
  * already right for the truncated file) → truncations → empty segment → leader epochs → snapshots.
  */
+import { refusedLinkReason } from '../files/symlinks.ts';
 import { consumerStopsAt } from './corruption-consequences.ts';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
@@ -155,9 +156,10 @@ export interface PlanNote {
    * valid records or leave an offset gap; `not-recovered-by-broker`: damage a broker would not
    * notice at startup (below the recovery point, after a clean shutdown, or a batch that passes
    * `RecordBatch.ensureValid`); `kafka-differs`: a broker would do more; `cannot-rebuild`: offsets
-   * do not allow an index.
+   * do not allow an index; `symlink-outside`: a file of the folder is a link klx does not read, so
+   * nothing is planned for the partition (its view of the segments is incomplete).
    */
-  kind: 'needs-truncate-flag' | 'not-recovered-by-broker' | 'kafka-differs' | 'cannot-rebuild';
+  kind: 'needs-truncate-flag' | 'not-recovered-by-broker' | 'kafka-differs' | 'cannot-rebuild' | 'symlink-outside';
   file: string;
   position?: number;
   reason: string;
@@ -265,6 +267,33 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   const cleanShutdown = log.checkpoints.cleanShutdown;
   const interval = log.config.config['index.interval.bytes'];
   const key = tpKey(log.topic, log.partition);
+
+  // A file klx does not read (a symlink out of the folder, files/symlinks.ts) hides part of the partition:
+  // a plan made without it could delete that segment's indexes as orphans or cut the wrong last segment.
+  // A broker follows the link (FileRecords.openChannel opens whatever the path resolves to), so nothing
+  // klx could plan here is what a broker does: plan nothing and say so.
+  if (l.refusedLinks.length > 0) {
+    const rp0 = log.recoveryPoint;
+    return {
+      dir,
+      topic: log.topic,
+      partition: log.partition,
+      cleanShutdown,
+      recoveryPoint: rp0,
+      truncateAtCorruption,
+      actions: [],
+      unresolved: l.refusedLinks.map((k) => ({
+        kind: 'symlink-outside' as const,
+        file: k.link,
+        reason: `${refusedLinkReason(k.target)}; a broker would follow it, so klx plans nothing for this partition without it (with --follow-symlinks repair reads it, and writes through it if it must)`,
+      })),
+      notes: [],
+      logEndOffsetBefore: log.logEndOffset,
+      logEndOffsetAfter: log.logEndOffset,
+      segmentsScanned: 0,
+      findingCounts: { error: 0, warning: 0, info: 0 },
+    };
+  }
 
   // The folder as it will be after each step: name → size.
   const present = new Map<string, number>();
