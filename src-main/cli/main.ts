@@ -3,7 +3,10 @@
  * help) in `registry.ts`, which loads a command's implementation, `commands/<name>.ts`, only when
  * that command runs; this file only wires them up and turns errors into exit codes.
  *
- * Exit codes: 0 success, 1 "found problems" (verify) or a handled error, 2 usage error. Under
+ * Exit codes: 0 success; 1 problems found (verify, repair) or an error about the data (not found,
+ * corrupt, locked, a partition that needs repair...); 2 the command line is wrong: an unknown option
+ * or a bad value (commander), or an `invalid-argument` / `invalid-config` error klx raises about what
+ * was asked. Under
  * `--json` an error is also one JSON object on stdout:
  * `{"type":"error","code":…,"message":…,"file":…,"position":…,"details":…}` (absent fields omitted).
  */
@@ -19,6 +22,7 @@ program
   .version('0.1.0')
   .showHelpAfterError()
   .exitOverride()
+  .addHelpText('after', '\nExit codes: 0 success; 1 problems found (verify, repair) or an error about the data; 2 the command line is wrong\n(unknown option, bad value, or an invalid-argument/invalid-config refusal of what was asked).')
   .option('--follow-symlinks', 'read symbolic links that lead out of the folder given (by default they are not read: a warning names each)');
 
 registerCommands(program);
@@ -48,6 +52,16 @@ function jsonError(info: { code: string; message: string; file?: string; positio
   process.stdout.write(JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v)) + '\n');
 }
 
+/**
+ * Whether an error is about the command line (exit 2, like commander's usage errors): klx's own
+ * `invalid-argument` / `invalid-config` refusals of what was asked (a bad value, a missing option,
+ * an SQL condition that does not parse, an output that exists), but not the ones that report the
+ * state of a partition that must be repaired first (`details.needsRepair`, exit 1).
+ */
+function usageExitCode(info: { code: string; details?: Record<string, unknown> }): boolean {
+  return (info.code === 'invalid-argument' || info.code === 'invalid-config') && info.details?.needsRepair !== true;
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -58,6 +72,6 @@ try {
     const info = toErrorInfo(err);
     process.stderr.write(`klx: ${info.code}: ${info.message}\n`);
     if (wantsJson) jsonError(info);
-    process.exitCode = 1;
+    process.exitCode = usageExitCode(info) ? 2 : 1;
   }
 }

@@ -378,7 +378,7 @@ function registerRepair(program: Command): void {
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
     .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers, your choice for any other')
-    .option('--trash-dir <dir>', 'where the replaced files are kept for klx undo, and where interrupted runs are finished (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'where the replaced files are kept for klx undo, and where interrupted runs are finished (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .option('--json', 'print NDJSON: {"type":"plan",...}, {"type":"applied",...} and {"type":"interrupted-run",...} per partition, then {"type":"summary",...}')
     .addHelpText('after', REPAIR_HELP_AFTER)
     .action(async (dir: string, opts: RepairCliOptions) => (await import('./commands/repair.ts')).runRepair(dir, opts));
@@ -401,7 +401,7 @@ function registerRetention(program: Command): void {
     .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
     .option('--explain', 'also print the decision of every record, batch or segment touched, with its reason and evidence (with --json: NDJSON rows offset, key, decision, reason, evidence)')
     .option('--explain-limit <n>', 'decisions printed one by one before the rest are summarised per segment and reason (default 10000)', (v) => parseNonNegativeInt(v, '--explain-limit'))
-    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .action(async (dir: string, flags: RetentionFlags) => (await import('./commands/retention.ts')).runRetention(dir, flags));
 }
 
@@ -431,7 +431,7 @@ function registerCompact(program: Command): void {
     })
     .option('--explain', 'also print the decision of every record, batch or segment touched, with its reason and evidence (with --json: NDJSON rows offset, key, decision, reason, evidence)')
     .option('--explain-limit <n>', 'decisions printed one by one before the rest are summarised per segment and reason (default 10000)', (v) => parseNonNegativeInt(v, '--explain-limit'))
-    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .action(async (dir: string, flags: CompactFlags) => (await import('./commands/compact.ts')).runCompact(dir, flags));
 }
 
@@ -440,7 +440,7 @@ function registerUndo(program: Command): void {
     .command('undo')
     .description('undo the latest retention, compaction or repair run on DIR, restoring the replaced files from the trash')
     .argument('<dir>', 'partition folder or log directory the run was given')
-    .option('--trash-dir <dir>', 'the trash folder the run used (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'the trash folder the run used (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, flags: { trashDir?: string; json?: boolean }) => (await import('./commands/undo.ts')).runUndo(dir, flags));
 }
@@ -450,7 +450,7 @@ function registerTrash(program: Command): void {
     .command('trash')
     .description('list the files kept for klx undo, or delete them for good with --empty')
     .option('--empty', 'delete every trash entry (their runs can no longer be undone)')
-    .option('--trash-dir <dir>', 'the trash folder (default: $KLX_TRASH_DIR or the user data folder)')
+    .option('--trash-dir <dir>', 'the trash folder (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .option('--json', 'print JSON')
     .action(async (flags: { empty?: boolean; trashDir?: string; json?: boolean }) => (await import('./commands/trash.ts')).runTrash(flags));
 }

@@ -82,7 +82,7 @@ describeRealData('klx export on real broker data', () => {
     const r = klx('export', join(REAL_DATA, 'multisegment-rolled'), '--format', 'ndjson', '--out', out, '--where', '"offset" BETWEEN 30618 AND 30621');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^exported 4 records of 1 partition to /);
+    expect(r.stdout).toMatch(/^exported 4 records from 1 partition to /);
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const want = expectedByPartition('multisegment-rolled').get('invoice-1')!.filter((e) => e.offset >= 30618 && e.offset <= 30621);
     expect(lines.map((l) => [l.offset, l.key, l.value, l.segment_base_offset])).toEqual(want.map((e) => [e.offset, e.key, e.value, e.offset >= 30620 ? 30620 : 0]));

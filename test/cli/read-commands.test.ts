@@ -148,7 +148,7 @@ describe('klx read commands: budgets, big offsets, errors', () => {
     buildPartition(logDir, { topic: 'orders', partition: 0, segments: [{ batches: singles(rec('a', '1')) }] });
     buildPartition(logDir, { topic: 'orders', partition: 1, segments: [{ batches: singles(rec('b', '2'), rec('c', '3')) }] });
     const r = klx('holes', logDir);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stderr).toBe(`klx: invalid-argument: ${logDir}: this folder holds 2 partitions; choose one with --partition: orders-0, orders-1\n`);
     const ok = klx('fetch', logDir, '--partition', 'orders-1', '--offset', '1', '--json');
     expect(lines(ok.stdout).filter((o) => o.type === 'record').map((o) => o.key)).toEqual([b64('c')]);

@@ -105,3 +105,41 @@ describe('klx verify texts', () => {
     expect(r.stderr).toContain('the active segment has no .index file (a broker recovers the segment and rebuilds it at startup: LogLoader.loadSegmentFiles)');
   });
 });
+
+describe('klx repair, export and trash texts', () => {
+  it('repair on a partition folder names it by its folder name, not "."', () => {
+    const ld = scratch();
+    const dir = buildPartition(ld, { topic: 'orders', segments: [{ batches: singles(0, 2) }] }, { cleanShutdown: true });
+    expect(klx('repair', dir, '--dry-run').stdout.split('\n')[0]).toBe('orders-0: nothing to do (log end offset 2; clean shutdown)');
+  });
+
+  it("export: a bad --where shows the user's condition and DuckDB's reason only (exit 2); an existing output is named once; 'N records from M partitions'", () => {
+    const ld = scratch();
+    buildPartition(ld, { topic: 'a', segments: [{ batches: singles(0, 3) }] }, { cleanShutdown: true });
+    buildPartition(ld, { topic: 'b', segments: [{ batches: singles(0, 2) }] }, { cleanShutdown: true });
+    const outDir = scratch();
+    const bad = klx('export', ld, '--format', 'csv', '--out', join(outDir, 'x.csv'), '--where', 'nosuch > 1');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('klx: invalid-argument: the where condition nosuch > 1 cannot run: Binder Error: Referenced column "nosuch" not found in FROM clause!');
+    expect(bad.stderr).not.toContain('LINE 1');
+    expect(bad.stderr).not.toContain('read_json');
+    const ok = klx('export', ld, '--format', 'csv', '--out', join(outDir, 'y.csv'), '--where', '"offset" >= 1');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^exported 3 records from 2 partitions to /);
+    const again = klx('export', ld, '--format', 'csv', '--out', join(outDir, 'y.csv'));
+    expect(again.code).toBe(2);
+    expect(again.stderr).toBe(`klx: invalid-argument: ${join(outDir, 'y.csv')}: the output exists already: choose a new path (an export never overwrites)\n`);
+  });
+
+  it('with KLX_DATA_DIR set (and no KLX_TRASH_DIR) the trash is $KLX_DATA_DIR/trash, the one the app uses (engine defaultTrashDir)', () => {
+    const ld = scratch();
+    const data = scratch();
+    const dir = buildPartition(ld, { topic: 'a', segments: [{ batches: singles(0, 3) }, { batches: singles(3, 5) }] }, { cleanShutdown: true });
+    const env = { ...process.env, KLX_DATA_DIR: data, KLX_TRASH_DIR: '' };
+    const run = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), ...args], { encoding: 'utf8', env });
+    const r = run('retention', dir, '--delete-before-offset', '3');
+    expect(r.status, r.stderr).toBe(0);
+    expect(readdirSync(join(data, 'trash')).length).toBeGreaterThan(0);
+    expect(run('trash').stdout).toContain(join(data, 'trash'));
+  });
+});

@@ -63,7 +63,7 @@ describe('klx create / append / roll', () => {
     expect(o).toMatchObject({ topic: 'other', partition: 2, dir: join(ld, 'other-2'), dryRun: false, metaProperties: { create: false }, config: {} });
 
     const again = klx('create', dir);
-    expect(again.status).toBe(1);
+    expect(again.status).toBe(2);
     expect(again.stderr).toMatch(/^klx: invalid-argument: .*orders-0: the partition folder already exists and is not empty \(6 entries\); refusing to overwrite it\n$/);
     expect(klx('create', join(ld, 'no_partition_number')).stderr).toContain('is not a partition folder name: give <logdir>/<topic>-<partition>');
     const bad = klx('create', join(ld, 'x-0'), '--config', 'segment.bytes=-5');
@@ -140,7 +140,7 @@ describe('klx create / append / roll', () => {
     ]);
     writeFileSync(file, '{"key":"a","value":"1"}\n{"key":"b"}\n');
     const bad = klx('append', dir, '--records', file);
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toBe(`klx: invalid-argument: ${file}: position 24: line 2: "value" is missing (write "value": null for a tombstone)\n`);
     writeFileSync(file, '{"key":"a","value":"1"}\nnot json\n');
     expect(klx('append', dir, '--records', file).stderr).toContain(`${file}: position 24: line 2: not valid JSON`);
@@ -148,7 +148,7 @@ describe('klx create / append / roll', () => {
 
   it('append argument errors', () => {
     expect(klx('append', dir, '--key', 'k', '--value', 'v', '--tombstone').stderr).toBe('klx: invalid-argument: give exactly one of --value, --tombstone or --records\n');
-    expect(klx('append', dir, '--key', 'k').status).toBe(1);
+    expect(klx('append', dir, '--key', 'k').status).toBe(2);
     const codec = klx('append', dir, '--key', 'k', '--value', 'v', '--compression', 'brotli');
     expect(codec.status).toBe(2);
     expect(codec.stderr).toContain('--compression must be one of none, gzip, snappy, lz4, zstd, got "brotli"');

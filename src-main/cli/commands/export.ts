@@ -48,7 +48,7 @@ export function progressBar(f: number, width = 24): string {
 export async function runExport(dir: string, opts: ExportCliOptions): Promise<void> {
   const opened = openPath(dir);
   const out = resolve(opts.out);
-  if (inside(out, resolve(opened.root))) throw new KlxError('invalid-argument', `--out ${opts.out} is inside ${dir}: an export never writes into the log folder; choose a path outside it`, { file: out });
+  if (inside(out, resolve(opened.root))) throw new KlxError('invalid-argument', `--out is inside ${dir}: an export never writes into the log folder; choose a path outside it`, { file: out });
   const parts = allPartitions(opened);
   if (parts.length === 0) throw new KlxError('not-a-log-dir', `no partition folder under ${dir}`, { file: dir });
   const sources = parts.map((p) => ({ log: p.log }));
@@ -75,7 +75,7 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
     });
     progress.clear();
     await printResult(summary, Boolean(opts.json), () => [
-      `exported ${summary.records} records of ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
+      `exported ${summary.records} record${summary.records === 1 ? '' : 's'} from ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
     ]);
   } finally {
     progress.clear();

@@ -37,7 +37,8 @@ export interface RepairCliOptions {
 export async function runRepair(dir: string, opts: RepairCliOptions): Promise<void> {
   const out = new OutputWriter(process.stdout);
   const opened = openPath(dir);
-  const rel = (p: string) => relative(opened.root, p) || '.';
+  // A partition folder given itself is named by its folder name (`orders-0`), not '.'.
+  const rel = (p: string) => relative(opened.root, p) || basename(p);
   const trashDir = opts.trashDir ?? defaultTrashDir();
   const runId = newRunId();
   const summary = { partitions: 0, skipped: 0, actionsPlanned: 0, actionsApplied: 0, unresolved: 0, dryRun: opts.dryRun ?? false };

@@ -6,7 +6,7 @@
  * Exit code: 0 when nothing of severity error or warning was found, 1 otherwise (2: usage error).
  * Read-only: nothing under DIR is written.
  */
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { countFindings, type Finding } from '../../engine/log/findings.ts';
 import { logDirFindings, quickCheckPartition, recoveryNeededFinding } from '../../engine/log/quick-check.ts';
@@ -23,7 +23,8 @@ export interface VerifyCliOptions {
 export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<void> {
   const out = new OutputWriter(process.stdout);
   const opened = openPath(dir);
-  const rel = (p: string) => relative(opened.root, p) || '.';
+  // A partition folder given itself is named by its folder name (`orders-0`), not '.'.
+  const rel = (p: string) => relative(opened.root, p) || basename(p);
   const all: Finding[] = [];
   const stats = { partitions: 0, segments: 0, batches: 0, records: 0, damagedBatches: 0, damagedRecords: 0, bytes: 0 };
   // Text: at most SHOWN_PER_KIND findings of one code in one file, then one line saying how many more

@@ -8,7 +8,7 @@
  *     <trashDir>/<entryId>/files/<name>    the replaced files, under their names in the partition
  *
  * `trashDir` is given by the caller (the desktop app passes a folder of its user-data directory);
- * by default it is `$KLX_TRASH_DIR`, else `$XDG_DATA_HOME/kafka-log-explorer/trash`, else
+ * by default it is `$KLX_TRASH_DIR`, else `$KLX_DATA_DIR/trash`, else `$XDG_DATA_HOME/kafka-log-explorer/trash`, else
  * `~/.local/share/kafka-log-explorer/trash` (`%LOCALAPPDATA%` on Windows, `~/Library/Application
  * Support` on macOS). Files enter the trash as hard links made *before* the partition changes (no
  * copy, no extra space, and a crash at any later step still leaves them there); when the trash is
@@ -144,6 +144,8 @@ export interface TrashEntryInfo {
 /** The default trash folder (see the module comment). */
 export function defaultTrashDir(): string {
   if (process.env.KLX_TRASH_DIR) return process.env.KLX_TRASH_DIR;
+  // The app's data folder when one is set, as the app, the bridge and every klx command use it (api/core appDataDir).
+  if (process.env.KLX_DATA_DIR) return join(process.env.KLX_DATA_DIR, 'trash');
   const p = platform();
   if (p === 'win32') return join(process.env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'kafka-log-explorer', 'trash');
   if (p === 'darwin') return join(homedir(), 'Library', 'Application Support', 'kafka-log-explorer', 'trash');

@@ -246,7 +246,7 @@ export interface WriteExportOptions extends ExportReadOptions {
  */
 export async function writeExport(sources: readonly ExportSource[], opts: WriteExportOptions): Promise<ExportSummary> {
   const started = performance.now();
-  if (await exists(opts.out)) throw new KlxError('invalid-argument', `${opts.out} exists already: choose a new file (an export never overwrites)`, { file: opts.out });
+  if (await exists(opts.out)) throw new KlxError('invalid-argument', 'the output exists already: choose a new path (an export never overwrites)', { file: opts.out });
   if (opts.partitionBy && opts.format !== 'parquet') throw new KlxError('invalid-argument', 'partitioning by topic and partition is for Parquet only');
   const partitions = new Set(sources.map((s) => s.log.dir)).size;
   const staged = opts.format === 'parquet' || opts.where !== undefined;
@@ -360,7 +360,12 @@ async function convertStaged(staging: string, opts: WriteExportOptions): Promise
   } catch (err) {
     if (opts.signal?.aborted) throw new KlxError('cancelled', 'export cancelled', { cause: err });
     if (err instanceof KlxError) throw err;
-    throw sqlError(err, select);
+    const e = sqlError(err, select);
+    if (opts.where === undefined) throw e;
+    // The user wrote only the condition: say it and DuckDB's reason, not the staging SELECT around it
+    // (DuckDB's "LINE 1: ..." excerpt and caret point into that internal SQL).
+    const reason = e.reason.replace(/\n*LINE \d+:[^\n]*\n[ \t]*\^[^\n]*/g, '').trim();
+    throw new KlxError('invalid-argument', `the where condition ${opts.where} cannot run: ${reason}`, { details: { ...(e.details ?? {}), where: opts.where }, cause: err });
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     connection.closeSync();
