@@ -40,7 +40,7 @@ function sameHome(bases: string[]): { names: Record<string, string>; partition: 
 
 describe('klx groups', () => {
   const dir = tempDir('klx-groups-cli-');
-  const { names: n, partition: home } = sameHome(['ok', 'beyond', 'hole', 'below', 'notopened', 'nocommit', 'old', 'kip848', 'gone']);
+  const { names: n, partition: home } = sameHome(['ok', 'beyond', 'hole', 'below', 'notopened', 'nocommit', 'old', 'kip848', 'gone', 'streams']);
   let rows: Record<string, unknown>[];
 
   beforeAll(() => {
@@ -80,6 +80,13 @@ describe('klx groups', () => {
       commit(n.kip848!, 'orders', 6),
       commit(n.gone!, 'orders', 1),
       { type: 1, key: { group: n.gone!, topic: 'orders', partition: 0 }, value: null },
+      // a streams group (KIP-1071, Kafka 4.1.0 records): task 0_0 reads orders-0
+      { type: 23, key: { GroupId: n.streams! }, version: 0, value: { Epoch: 1, Subtopologies: [{ SubtopologyId: '0', SourceTopics: ['orders'], SourceTopicRegex: [], StateChangelogTopics: [], RepartitionSinkTopics: [], RepartitionSourceTopics: [], CopartitionGroups: [] }] } },
+      { type: 17, key: { GroupId: n.streams! }, version: 0, value: { Epoch: 2, MetadataHash: 5 } },
+      { type: 19, key: { GroupId: n.streams!, MemberId: 'sm' }, version: 0, value: { InstanceId: null, RackId: null, ClientId: 'c-streams', ClientHost: '/10.1.1.4', RebalanceTimeoutMs: 300000, TopologyEpoch: 1, ProcessId: 'p', UserEndpoint: null, ClientTags: [] } },
+      { type: 20, key: { GroupId: n.streams! }, version: 0, value: { AssignmentEpoch: 2 } },
+      { type: 22, key: { GroupId: n.streams!, MemberId: 'sm' }, version: 0, value: { MemberEpoch: 2, PreviousMemberEpoch: 1, State: 0, ActiveTasks: [{ SubtopologyId: '0', Partitions: [0] }] } },
+      commit(n.streams!, 'orders', 7),
     ];
     const enc = encodeOffsetsRecords(specs);
     const off = join(dir, `__consumer_offsets-${home}`);
@@ -102,6 +109,12 @@ describe('klx groups', () => {
     const ok848 = rows.find((r) => r.group === n.kip848)!;
     expect(ok848).toMatchObject({ currentOffset: 6, lag: 4, diagnosis: 'ok', consumerId: 'mem-x', host: '/10.1.1.3', clientId: 'c-848', commitTimestamp: T });
     expect(rows.find((r) => r.group === n.ok)).toMatchObject({ consumerId: 'm-ok', host: '/10.1.1.1', clientId: 'c-ok', expired: false, expiresAt: null });
+  });
+
+  it('a streams group: its offsets with the member running the task, and its line in the text output', () => {
+    expect(rows.filter((r) => r.group === n.streams)).toEqual([expect.objectContaining({ topic: 'orders', partition: 0, currentOffset: 7, lag: 3, diagnosis: 'ok', consumerId: 'sm', host: '/10.1.1.4', clientId: 'c-streams' })]);
+    const text = ok('groups', dir, '--group', n.streams!, '--now', String(T + DAY));
+    expect(text).toContain(`Group ${n.streams}: streams, state Stable, 1 member, epoch 2, __consumer_offsets-${home}`);
   });
 
   it('expiry follows --now: a simple group committed 30 days before is expired, then not at an earlier now', () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent encoder/decoder of __consumer_offsets keys and values, written from Kafka's message
 schemas (group-coordinator/src/main/resources/common/message/*.json, clients'
-ConsumerProtocolSubscription/Assignment.json) for the tests: it shares no code with the TypeScript
+ConsumerProtocolSubscription/Assignment.json; the streams group records of Apache Kafka 4.1.0) for the tests: it shares no code with the TypeScript
 decoder under test.
 
 Usage:
@@ -373,6 +373,86 @@ def enc_value(t, v, d):
         o.s(d['ClientId'], True)
         o.s(d['ClientHost'], True)
         o.arr(d['SubscribedTopicNames'], lambda x: o.s(x, True), True)
+        o.notags()
+    # Streams groups (KIP-1071), from Apache Kafka 4.1.0's StreamsGroup*Value.json (all v0, flexible:
+    # compact strings and arrays, a tagged-field section after every struct).
+    elif t == 17:
+        o.i32(d['Epoch'])
+        o.i64(d['MetadataHash'])
+        o.notags()
+    elif t == 19:
+        o.s(d.get('InstanceId'), True)
+        o.s(d.get('RackId'), True)
+        o.s(d['ClientId'], True)
+        o.s(d['ClientHost'], True)
+        o.i32(d.get('RebalanceTimeoutMs', -1))
+        o.i32(d['TopologyEpoch'])
+        o.s(d['ProcessId'], True)
+        ep = d.get('UserEndpoint')
+        if ep is None:
+            o.i8(-1)
+        else:
+            o.i8(1)
+            o.s(ep['Host'], True)
+            o.b += struct.pack('>H', ep['Port'])
+            o.notags()
+
+        def tag(kv):
+            o.s(kv['Key'], True)
+            o.s(kv['Value'], True)
+            o.notags()
+        o.arr(d.get('ClientTags', []), tag, True)
+        o.notags()
+    elif t == 20:
+        o.i32(d['AssignmentEpoch'])
+        o.notags()
+    elif t in (21, 22):
+        def tasks(items):
+            def one(ti):
+                o.s(ti['SubtopologyId'], True)
+                o.arr(ti['Partitions'], o.i32, True)
+                o.notags()
+            o.arr(items, one, True)
+        if t == 22:
+            o.i32(d['MemberEpoch'])
+            o.i32(d['PreviousMemberEpoch'])
+            o.i8(d['State'])
+        names = ['ActiveTasks', 'StandbyTasks', 'WarmupTasks']
+        if t == 22:
+            names += ['ActiveTasksPendingRevocation', 'StandbyTasksPendingRevocation', 'WarmupTasksPendingRevocation']
+        for n in names:
+            tasks(d.get(n, []))
+        o.notags()
+    elif t == 23:
+        o.i32(d['Epoch'])
+
+        def topic_info(ti):
+            o.s(ti['Name'], True)
+            o.i32(ti['Partitions'])
+            o.i16(ti['ReplicationFactor'])
+
+            def cfg(c):
+                o.s(c['key'], True)
+                o.s(c['value'], True)
+                o.notags()
+            o.arr(ti.get('TopicConfigs', []), cfg, True)
+            o.notags()
+
+        def sub(st):
+            o.s(st['SubtopologyId'], True)
+            o.arr(st.get('SourceTopics', []), lambda x: o.s(x, True), True)
+            o.arr(st.get('SourceTopicRegex', []), lambda x: o.s(x, True), True)
+            o.arr(st.get('StateChangelogTopics', []), topic_info, True)
+            o.arr(st.get('RepartitionSinkTopics', []), lambda x: o.s(x, True), True)
+            o.arr(st.get('RepartitionSourceTopics', []), topic_info, True)
+
+            def cg(g):
+                for n in ('SourceTopics', 'SourceTopicRegex', 'RepartitionSourceTopics'):
+                    o.arr(g.get(n, []), o.i16, True)
+                o.notags()
+            o.arr(st.get('CopartitionGroups', []), cg, True)
+            o.notags()
+        o.arr(d['Subtopologies'], sub, True)
         o.notags()
     else:
         raise ValueError('encoding type %d not supported' % t)

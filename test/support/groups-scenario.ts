@@ -77,6 +77,7 @@ export const SCENARIO_EXPECTED: Record<string, { topic: string; partition: numbe
   'g-eos': [{ topic: 'orders', partition: 0, committed: 9, diagnosis: 'ok', lag: 1, recordLag: 1, nextOffset: 9 }],
   cg848: [{ topic: 'orders', partition: 0, committed: 7, diagnosis: 'ok', lag: 3, recordLag: 3, nextOffset: 7 }],
   sg: [],
+  'streams-app': [{ topic: 'orders', partition: 0, committed: 8, diagnosis: 'ok', lag: 2, recordLag: 2, nextOffset: 8 }],
   'g-bad': [{ topic: 'orders', partition: 0, committed: 5, diagnosis: 'ok', lag: 5, recordLag: 5, nextOffset: 5 }],
 };
 
@@ -169,6 +170,25 @@ export function buildGroupsScenario(logDir: string): number[] {
           { type: 11, key: { GroupId: 'sg' }, version: 0, value: { Epoch: 3 } },
           { type: 10, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { RackId: null, ClientId: 'share-cli', ClientHost: '/5.6.7.8', SubscribedTopicNames: ['orders'] } },
           { type: 14, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { MemberEpoch: 3, PreviousMemberEpoch: 2, State: 0, AssignedPartitions: [{ TopicId: ORDERS_TOPIC_ID, Partitions: [0] }] } },
+        ],
+      }],
+    },
+    // streams group (KIP-1071, Kafka 4.1.0 records): epoch 4, one subtopology reading orders, member sm-1
+    // running active task 0_0, member sm-2 gone (its assignment, target and metadata tombstoned)
+    'streams-app': {
+      batches: [{
+        specs: [
+          { type: 23, key: { GroupId: 'streams-app' }, version: 0, value: { Epoch: 1, Subtopologies: [{ SubtopologyId: '0', SourceTopics: ['orders'], SourceTopicRegex: [], StateChangelogTopics: [{ Name: 'streams-app-store-changelog', Partitions: 1, ReplicationFactor: 3, TopicConfigs: [{ key: 'cleanup.policy', value: 'compact' }] }], RepartitionSinkTopics: [], RepartitionSourceTopics: [], CopartitionGroups: [] }] } },
+          { type: 17, key: { GroupId: 'streams-app' }, version: 0, value: { Epoch: 4, MetadataHash: 9007199254740993n } },
+          { type: 19, key: { GroupId: 'streams-app', MemberId: 'sm-2' }, version: 0, value: { InstanceId: null, RackId: null, ClientId: 'old-thread', ClientHost: '/9.9.9.9', RebalanceTimeoutMs: 300000, TopologyEpoch: 1, ProcessId: 'p-2', UserEndpoint: null, ClientTags: [] } },
+          { type: 19, key: { GroupId: 'streams-app', MemberId: 'sm-1' }, version: 0, value: { InstanceId: null, RackId: 'r2', ClientId: 'streams-app-StreamThread-1', ClientHost: '/10.1.2.3', RebalanceTimeoutMs: 300000, TopologyEpoch: 1, ProcessId: 'p-1', UserEndpoint: { Host: 'app-1.local', Port: 8080 }, ClientTags: [{ Key: 'zone', Value: 'a' }] } },
+          { type: 20, key: { GroupId: 'streams-app' }, version: 0, value: { AssignmentEpoch: 4 } },
+          { type: 21, key: { GroupId: 'streams-app', MemberId: 'sm-1' }, version: 0, value: { ActiveTasks: [{ SubtopologyId: '0', Partitions: [0] }], StandbyTasks: [], WarmupTasks: [] } },
+          { type: 22, key: { GroupId: 'streams-app', MemberId: 'sm-1' }, version: 0, value: { MemberEpoch: 4, PreviousMemberEpoch: 3, State: 0, ActiveTasks: [{ SubtopologyId: '0', Partitions: [0] }], StandbyTasks: [], WarmupTasks: [], ActiveTasksPendingRevocation: [], StandbyTasksPendingRevocation: [], WarmupTasksPendingRevocation: [] } },
+          { type: 22, key: { GroupId: 'streams-app', MemberId: 'sm-2' }, value: null },
+          { type: 21, key: { GroupId: 'streams-app', MemberId: 'sm-2' }, value: null },
+          { type: 19, key: { GroupId: 'streams-app', MemberId: 'sm-2' }, value: null },
+          commit('streams-app', 'orders', 0, 8, T0 + 5000),
         ],
       }],
     },

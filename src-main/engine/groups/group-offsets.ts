@@ -156,7 +156,17 @@ export function groupState(g: LoadedGroup): string {
     return 'Stable';
   }
   if (g.type === 'share') return g.modern!.members.size === 0 ? 'Empty' : 'Stable';
-  if (g.type === 'streams') return 'Unknown';
+  if (g.type === 'streams') {
+    // StreamsGroup.maybeUpdateGroupState (Apache Kafka 4.1.0). Whether the topology's topics exist
+    // (`configuredTopology().isReady()`) is the cluster's metadata, not in __consumer_offsets: a group
+    // with a topology is taken as ready.
+    const sg = g.streams!;
+    if (sg.members.size === 0) return 'Empty';
+    if (sg.topology === null) return 'NotReady';
+    if (sg.groupEpoch > sg.assignmentEpoch) return 'Assigning';
+    for (const mm of sg.members.values()) if (!(mm.state === 0 && mm.memberEpoch === sg.assignmentEpoch)) return 'Reconciling';
+    return 'Stable';
+  }
   return 'Empty';
 }
 
@@ -192,6 +202,13 @@ function subscribedTopics(g: LoadedGroup): Set<string> | null {
     for (const ts of g.modern!.regexTopics.values()) for (const t of ts) s.add(t);
     return s;
   }
+  if (g.type === 'streams') {
+    // StreamsGroup.isSubscribedToTopic (Kafka 4.1.0): nothing while Empty or without a topology, else
+    // the subtopologies' source and repartition source topics (a topology is taken as ready, see groupState).
+    const state = groupState(g);
+    if (state === 'Empty' || state === 'NotReady') return new Set();
+    return new Set([...streamsSourceTopics(g).values()].flat());
+  }
   return new Set();
 }
 
@@ -206,8 +223,8 @@ export function expiryOf(g: LoadedGroup, o: CommittedOffset, retentionMs: bigint
     if (c.members.length === 0) base = c.currentStateTimestamp ?? o.commitTimestamp;
     else if (c.protocolType === 'consumer' && subscribed !== null) base = o.commitTimestamp;
     else return null;
-  } else if (g.type === 'share' || g.type === 'streams') return null;
-  else base = o.commitTimestamp; // simple groups and KIP-848 consumer groups
+  } else if (g.type === 'share') return null;
+  else base = o.commitTimestamp; // simple groups, KIP-848 consumer groups and streams groups (StreamsGroup.offsetExpirationCondition: the commit timestamp)
   // isSubscribedToTopic: unknown subscriptions count as subscribed for consumer-protocol groups
   const isConsumerProtocol = g.type === 'consumer' || (g.type === 'classic' && g.classic!.protocolType === 'consumer');
   if (subscribed === null ? isConsumerProtocol : subscribed.has(o.topic)) return null;
@@ -420,7 +437,33 @@ function membersOf(g: LoadedGroup, names: Map<string, string>): GroupMemberRow[]
       assignment: m.assigned.flatMap((a) => a.Partitions.map((p) => `${names.get(a.TopicId) ?? a.TopicId}-${p}`)),
     }));
   }
+  if (g.streams && g.type === 'streams') {
+    const sources = streamsSourceTopics(g);
+    return [...g.streams.members.values()].map((m) => ({
+      group: g.groupId,
+      memberId: m.memberId,
+      groupInstanceId: m.instanceId,
+      clientId: m.clientId,
+      host: m.clientHost,
+      sessionTimeoutMs: null,
+      rebalanceTimeoutMs: m.rebalanceTimeoutMs < 0 ? null : m.rebalanceTimeoutMs,
+      memberEpoch: m.memberEpoch,
+      subscribedTopics: [...new Set([...sources.values()].flat())].sort(),
+      assignment: m.assigned.active.flatMap((t) => (sources.get(t.SubtopologyId) ?? []).flatMap((topic) => t.Partitions.map((p) => `${topic}-${p}`))),
+    }));
+  }
   return [];
+}
+
+/**
+ * The topics each subtopology of a streams group's topology reads (source and repartition source
+ * topics): active task `(subtopology, p)` reads partition p of each (Kafka Streams' task ids, as the
+ * coordinator's `StreamsGroup` and `kafka-streams-groups.sh --describe --members` relate them).
+ */
+function streamsSourceTopics(g: LoadedGroup): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const s of g.streams?.topology?.subtopologies ?? []) out.set(s.SubtopologyId, [...s.SourceTopics, ...s.RepartitionSourceTopics.map((t) => t.Name)]);
+  return out;
 }
 
 function summarize(g: LoadedGroup, loaded: LoadedGroups, rows: GroupOffsetRow[], members: GroupMemberRow[]): GroupSummary {
@@ -440,7 +483,7 @@ function summarize(g: LoadedGroup, loaded: LoadedGroups, rows: GroupOffsetRow[],
     protocolType: g.classic?.protocolType ?? null,
     protocol: g.type === 'classic' ? (g.classic?.protocol ?? null) : modernAssignor,
     state: groupState(g),
-    generation: g.type === 'classic' ? g.classic!.generation : g.modern ? g.modern.groupEpoch : null,
+    generation: g.type === 'classic' ? g.classic!.generation : g.type === 'streams' && g.streams ? g.streams.groupEpoch : g.modern ? g.modern.groupEpoch : null,
     members: members.length,
     topics,
     totalLag,

@@ -13,7 +13,7 @@
  *
  * Memory: one entry per group, member and committed partition; nothing per commit record.
  */
-import type { ConsumerOffsetsKey, ConsumerOffsetsValue, ConsumerProtocolAssignmentData, GroupMetadataValueData, OffsetCommitValueData, TopicIdPartitions } from '../decode/internal/consumer-offsets.ts';
+import type { ConsumerOffsetsKey, ConsumerOffsetsValue, ConsumerProtocolAssignmentData, GroupMetadataValueData, OffsetCommitValueData, StreamsSubtopology, StreamsTaskIds, TopicIdPartitions } from '../decode/internal/consumer-offsets.ts';
 import { ProtocolReader } from '../decode/protocol-reader.ts';
 
 /** Where a record of `__consumer_offsets` is: its partition folder's segment file, byte position and offset. */
@@ -94,6 +94,47 @@ export interface ModernMember {
   classicSessionTimeoutMs: number | null;
 }
 
+/** Active, standby and warm-up tasks of a Kafka Streams member (`TasksTuple`). */
+export interface StreamsTasks {
+  active: StreamsTaskIds[];
+  standby: StreamsTaskIds[];
+  warmup: StreamsTaskIds[];
+}
+
+/** A member of a streams group (KIP-1071; `StreamsGroupMember` of Apache Kafka 4.1.0). */
+export interface StreamsMember {
+  memberId: string;
+  instanceId: string | null;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  topologyEpoch: number;
+  processId: string;
+  userEndpoint: { host: string; port: number } | null;
+  clientTags: { key: string; value: string }[];
+  /** Member epoch (−1 after a CurrentMemberAssignment tombstone: the member left). */
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  /** `MemberState`: 0 STABLE, 1 UNREVOKED_TASKS, 2 UNRELEASED_TASKS, 127 UNKNOWN. */
+  state: number;
+  assigned: StreamsTasks;
+  pendingRevocation: StreamsTasks;
+  targetAssignment: StreamsTasks | null;
+}
+
+/** The state of a streams group as the coordinator's `StreamsGroup` holds it (Apache Kafka 4.1.0). */
+export interface StreamsGroupState {
+  groupEpoch: number;
+  /** Hash of the metadata of every topic of the group (KIP-1101). */
+  metadataHash: bigint;
+  /** Target assignment epoch; −1 when none. */
+  assignmentEpoch: number;
+  /** The topology (StreamsGroupTopology), or null before the first one or after its tombstone. */
+  topology: { epoch: number; subtopologies: StreamsSubtopology[] } | null;
+  members: Map<string, StreamsMember>;
+}
+
 /** The kinds of groups; `simple` groups only have offsets. */
 export type GroupType = 'classic' | 'consumer' | 'share' | 'streams' | 'simple';
 
@@ -125,14 +166,14 @@ export interface LoadedGroup {
     /** Share groups: topics whose share-group state is initialized. */
     initializedTopics: { topicId: string; topicName: string; partitions: number[] }[];
   } | null;
+  /** Streams groups (KIP-1071). */
+  streams: StreamsGroupState | null;
   /** Committed offsets by `topic\u0000partition`. */
   offsets: Map<string, CommittedOffset>;
   /** Transactional offset commits without their marker yet (producer ids). */
   pendingTransactionalProducers: Set<string>;
   /** Records of this group that could not be read. */
   problems: GroupRecordProblem[];
-  /** Record types seen for the group that this tool only lists (streams groups). */
-  notes: string[];
 }
 
 /** An offset-commit key resolved once: its group id, topic, partition and the entry it updates. */
@@ -216,7 +257,7 @@ export class GroupStore {
   group(groupId: string, offsetsPartition: number): LoadedGroup {
     let g = this.groups.get(groupId);
     if (!g) {
-      g = { groupId, type: 'simple', offsetsPartitions: new Set(), classic: null, modern: null, offsets: new Map(), pendingTransactionalProducers: new Set(), problems: [], notes: [] };
+      g = { groupId, type: 'simple', offsetsPartitions: new Set(), classic: null, modern: null, streams: null, offsets: new Map(), pendingTransactionalProducers: new Set(), problems: [] };
       this.groups.set(groupId, g);
     }
     g.offsetsPartitions.add(offsetsPartition);
@@ -333,7 +374,7 @@ export class GroupStore {
   /** A group left with nothing (no record, no offset, no problem) is gone, as after its deletion. */
   private maybeDrop(g: LoadedGroup): void {
     this.epoch++;
-    if (g.classic === null && g.modern === null && g.offsets.size === 0 && g.problems.length === 0 && g.pendingTransactionalProducers.size === 0 && g.type !== 'streams') this.groups.delete(g.groupId);
+    if (g.classic === null && g.modern === null && g.streams === null && g.offsets.size === 0 && g.problems.length === 0 && g.pendingTransactionalProducers.size === 0) this.groups.delete(g.groupId);
   }
 
   /**
@@ -397,19 +438,111 @@ export class GroupStore {
     if (g.type === 'simple') g.type = 'classic';
   }
 
+  /**
+   * A streams group record (types 17, 19–23), replayed as Apache Kafka 4.1.0's
+   * `GroupMetadataManager.replay(StreamsGroup…Key, …Value)` does: a value creates the group when
+   * absent; a tombstone of a group (or member) that does not exist is ignored; the metadata tombstone
+   * deletes the group; a current-assignment tombstone leaves the member with epoch −1 and no tasks.
+   */
+  private applyStreams(key: ConsumerOffsetsKey, value: ConsumerOffsetsValue | null, place: OffsetsRecordPlace): void {
+    const kd = key.data as { GroupId: string; MemberId?: string };
+    const existing = this.groups.get(kd.GroupId);
+    if (value === null && (!existing || existing.streams === null)) return;
+    const g = existing ?? this.group(kd.GroupId, place.offsetsPartition);
+    g.offsetsPartitions.add(place.offsetsPartition);
+    if (g.streams === null) g.streams = { groupEpoch: 0, metadataHash: 0n, assignmentEpoch: -1, topology: null, members: new Map() };
+    g.type = 'streams';
+    const sg = g.streams;
+    const d = (value?.data ?? null) as Record<string, unknown> | null;
+    const member = (create: boolean): StreamsMember | null => {
+      const id = kd.MemberId!;
+      let mm = sg.members.get(id);
+      if (!mm && create) {
+        // an uninitialized member (StreamsGroup.getOrCreateUninitializedMember: empty fields)
+        mm = { memberId: id, instanceId: null, rackId: null, clientId: '', clientHost: '', rebalanceTimeoutMs: -1, topologyEpoch: 0, processId: '', userEndpoint: null, clientTags: [], memberEpoch: 0, previousMemberEpoch: 0, state: 0, assigned: NO_TASKS, pendingRevocation: NO_TASKS, targetAssignment: null };
+        sg.members.set(id, mm);
+      }
+      return mm ?? null;
+    };
+    switch (key.type) {
+      case 17: // StreamsGroupMetadata
+        if (d === null) {
+          g.streams = null;
+          g.type = g.classic ? 'classic' : 'simple';
+          this.maybeDrop(g);
+        } else {
+          sg.groupEpoch = d.Epoch as number;
+          sg.metadataHash = d.MetadataHash as bigint;
+        }
+        return;
+      case 19: {
+        // StreamsGroupMemberMetadata
+        if (d === null) {
+          sg.members.delete(kd.MemberId!);
+          return;
+        }
+        const mm = member(true)!;
+        const ep = d.UserEndpoint as { Host: string; Port: number } | null;
+        mm.instanceId = d.InstanceId as string | null;
+        mm.rackId = d.RackId as string | null;
+        mm.clientId = d.ClientId as string;
+        mm.clientHost = d.ClientHost as string;
+        mm.rebalanceTimeoutMs = d.RebalanceTimeoutMs as number;
+        mm.topologyEpoch = d.TopologyEpoch as number;
+        mm.processId = d.ProcessId as string;
+        mm.userEndpoint = ep ? { host: ep.Host, port: ep.Port } : null;
+        mm.clientTags = (d.ClientTags as { Key: string; Value: string }[]).map((t) => ({ key: t.Key, value: t.Value }));
+        return;
+      }
+      case 20: // StreamsGroupTargetAssignmentMetadata
+        sg.assignmentEpoch = d === null ? -1 : (d.AssignmentEpoch as number);
+        return;
+      case 21: // StreamsGroupTargetAssignmentMember
+        if (d === null) {
+          const mm = member(false);
+          if (mm) mm.targetAssignment = null;
+        } else member(true)!.targetAssignment = tasksOf(d);
+        return;
+      case 22: {
+        // StreamsGroupCurrentMemberAssignment
+        if (d === null) {
+          const mm = member(false);
+          if (mm) {
+            mm.memberEpoch = -1;
+            mm.previousMemberEpoch = -1;
+            mm.assigned = NO_TASKS;
+            mm.pendingRevocation = NO_TASKS;
+          }
+          return;
+        }
+        const mm = member(true)!;
+        mm.memberEpoch = d.MemberEpoch as number;
+        mm.previousMemberEpoch = d.PreviousMemberEpoch as number;
+        mm.state = d.State as number;
+        mm.assigned = tasksOf(d);
+        mm.pendingRevocation = tasksOf(d, 'PendingRevocation');
+        return;
+      }
+      case 23: // StreamsGroupTopology
+        sg.topology = d === null ? null : { epoch: d.Epoch as number, subtopologies: d.Subtopologies as StreamsSubtopology[] };
+        return;
+      default:
+        return;
+    }
+  }
+
   private applyModern(key: ConsumerOffsetsKey, value: ConsumerOffsetsValue | null, place: OffsetsRecordPlace): void {
     const kd = key.data as { GroupId: string; MemberId?: string; RegularExpression?: string };
     const type = key.type;
     const kind: GroupType = type >= 9 && type <= 15 ? 'share' : type >= 17 ? 'streams' : 'consumer';
+    if (kind === 'streams') {
+      this.applyStreams(key, value, place);
+      return;
+    }
     const existing = this.groups.get(kd.GroupId);
     if (value === null && (!existing || existing.modern === null)) return; // tombstone of a group that does not exist: ignored, as Kafka's GroupMetadataManager.replay does (GroupIdNotFoundException caught)
     const g = existing ?? this.group(kd.GroupId, place.offsetsPartition);
     g.offsetsPartitions.add(place.offsetsPartition);
-    if (kind === 'streams') {
-      g.type = 'streams';
-      if (!g.notes.includes('streams')) g.notes.push('streams');
-      return;
-    }
     if (g.modern === null) g.modern = { groupEpoch: 0, assignmentEpoch: -1, members: new Map(), topics: new Map(), regexTopics: new Map(), initializedTopics: [] };
     g.type = kind;
     const m = g.modern;
@@ -503,6 +636,13 @@ export class GroupStore {
     }
   }
 }
+
+/** The tasks of a value's three task lists (`TasksTuple.fromTargetAssignmentRecord` and the member's). */
+function tasksOf(d: Record<string, unknown>, suffix = ''): StreamsTasks {
+  return { active: d[`ActiveTasks${suffix}`] as StreamsTaskIds[], standby: d[`StandbyTasks${suffix}`] as StreamsTaskIds[], warmup: d[`WarmupTasks${suffix}`] as StreamsTaskIds[] };
+}
+
+const NO_TASKS: StreamsTasks = Object.freeze({ active: [], standby: [], warmup: [] }) as StreamsTasks;
 
 /**
  * The topics of a consumer-protocol subscription read with its v0 prefix, as the coordinator's

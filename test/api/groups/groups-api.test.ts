@@ -55,10 +55,11 @@ describe('groups.*', () => {
     const now = String(SCENARIO_NOW);
     const list = (await job('groups.list', { path: logDir, now })) as { ok: true; result: JobResult<'groups.list'> };
     expect(list.ok).toBe(true);
-    expect(list.result.groups).toHaveLength(15);
+    expect(list.result.groups).toHaveLength(16);
     expect(list.result.now).toBe(now);
     expect(list.result.problems.map((p) => p.offset)).toEqual(['4', '5']);
     expect(list.result.groups.find((g) => g.group === 'g-ok')).toMatchObject({ type: 'classic', state: 'Stable', totalLag: '6', totalRecordLag: 6, members: 1 });
+    expect(list.result.groups.find((g) => g.group === 'streams-app')).toMatchObject({ type: 'streams', state: 'Stable', generation: 4, members: 1, totalLag: '2' });
 
     const d = (await job('groups.describe', { path: logDir, group: 'g-txn', now, isolation: 'read_committed' })) as { ok: true; result: JobResult<'groups.describe'> };
     expect(d.result.offsets).toEqual([

@@ -30,7 +30,7 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   await page.getByTestId('tab-groups').click();
   await page.getByTestId('groups-now').fill(String(SCENARIO_NOW));
   await page.getByTestId('groups-load').click();
-  await expect(page.getByTestId('groups-summary')).toContainText('15 groups');
+  await expect(page.getByTestId('groups-summary')).toContainText('16 groups');
   await expect(page.getByTestId('groups-absent')).toContainText('of the 50 __consumer_offsets partitions');
   await expect(page.getByTestId('groups-problem')).toHaveCount(2);
 

@@ -24,6 +24,7 @@ import { parseJsonExact, toJsonText } from '../../../src-main/engine/decode/json
 import { recordsOf, walkLog } from '../../../src-main/engine/log/log-walk.ts';
 import { openPath, allPartitions } from '../../../src-main/engine/log/log-dir.ts';
 import { describeRealData, expectedBatches, REAL_DATA, realDataCases, REPO_ROOT } from '../../support/real-data.ts';
+import { encodeOffsetsRecords, type OffsetsRecordSpec } from '../../support/groups-scenario.ts';
 
 const CODEC = join(REPO_ROOT, 'test/support/consumer_offsets_codec.py');
 const b64 = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b).toString('base64'));
@@ -221,9 +222,38 @@ describe('tagged fields and bad input', () => {
     // v0: Topics ["orders"] (02 07 6f7264657273) Version 5 Timestamp 1700000000000 tags 00
     const v16 = hex('0000 02 07 6f7264657273 0000000000000005 0000018bcfe56800 00');
     expect(decodeConsumerOffsetsValue(16, v16)).toEqual({ version: 0, data: { Topics: ['orders'], Version: 5n, Timestamp: 1700000000000n } });
-    expect(decodeConsumerOffsetsKey(hex('0011 0002 7367'))).toEqual({ type: 17, recordType: 'StreamsGroupRecord', data: { GroupId: 'sg' } });
+    expect(decodeConsumerOffsetsKey(hex('0011 0002 7367'))).toEqual({ type: 17, recordType: 'StreamsGroupMetadata', data: { GroupId: 'sg' } });
+    // Kafka 4.1.0 has no record type 18 (StreamsGroupPartitionMetadata of development builds) nor 24
+    expect(decodeConsumerOffsetsKey(hex('0012 0002 7367'))).toEqual({ type: 18, recordType: 'Unknown', data: {} });
+    expect(decodeConsumerOffsetsKey(hex('0018 0002 7367'))).toEqual({ type: 24, recordType: 'Unknown', data: {} });
     expect(decodeConsumerOffsetsKey(hex('0063 0102'))).toEqual({ type: 99, recordType: 'Unknown', data: {} });
     expect(decodeConsumerOffsetsValue(99, hex('0001 ff'))).toEqual({ version: 1, data: { bytes: hex('ff') } });
+  });
+
+  it('streams group records (KIP-1071) as Apache Kafka 4.1.0 writes them, encoded by the Python codec from its schemas', () => {
+    const tasks = [{ SubtopologyId: '0', Partitions: [0, 2] }, { SubtopologyId: '1', Partitions: [1] }];
+    const specs: OffsetsRecordSpec[] = [
+      { type: 17, key: { GroupId: 'app' }, version: 0, value: { Epoch: 7, MetadataHash: -8070450532247928832n } },
+      { type: 19, key: { GroupId: 'app', MemberId: 'm1' }, version: 0, value: { InstanceId: 'i-1', RackId: null, ClientId: 'app-StreamThread-1', ClientHost: '/10.0.0.1', RebalanceTimeoutMs: 300000, TopologyEpoch: 2, ProcessId: 'proc-1', UserEndpoint: { Host: 'h.example', Port: 65535 }, ClientTags: [{ Key: 'zone', Value: 'eu-1a' }] } },
+      { type: 19, key: { GroupId: 'app', MemberId: 'm2' }, version: 0, value: { InstanceId: null, RackId: null, ClientId: 'c', ClientHost: '/h', RebalanceTimeoutMs: -1, TopologyEpoch: 0, ProcessId: 'p', UserEndpoint: null, ClientTags: [] } },
+      { type: 20, key: { GroupId: 'app' }, version: 0, value: { AssignmentEpoch: 7 } },
+      { type: 21, key: { GroupId: 'app', MemberId: 'm1' }, version: 0, value: { ActiveTasks: tasks, StandbyTasks: [{ SubtopologyId: '1', Partitions: [0] }], WarmupTasks: [] } },
+      { type: 22, key: { GroupId: 'app', MemberId: 'm1' }, version: 0, value: { MemberEpoch: 7, PreviousMemberEpoch: 6, State: 1, ActiveTasks: tasks, StandbyTasks: [], WarmupTasks: [], ActiveTasksPendingRevocation: [{ SubtopologyId: '0', Partitions: [4] }], StandbyTasksPendingRevocation: [], WarmupTasksPendingRevocation: [] } },
+      { type: 23, key: { GroupId: 'app' }, version: 0, value: { Epoch: 2, Subtopologies: [
+        { SubtopologyId: '0', SourceTopics: ['orders', 'payments'], SourceTopicRegex: [], StateChangelogTopics: [{ Name: 'app-store-changelog', Partitions: 6, ReplicationFactor: 3, TopicConfigs: [{ key: 'cleanup.policy', value: 'compact' }] }], RepartitionSinkTopics: ['app-rekey-repartition'], RepartitionSourceTopics: [], CopartitionGroups: [{ SourceTopics: [0, 1], SourceTopicRegex: [], RepartitionSourceTopics: [] }] },
+        { SubtopologyId: '1', SourceTopics: [], SourceTopicRegex: ['audit-.*'], StateChangelogTopics: [], RepartitionSinkTopics: [], RepartitionSourceTopics: [{ Name: 'app-rekey-repartition', Partitions: 6, ReplicationFactor: -1, TopicConfigs: [] }], CopartitionGroups: [] },
+      ] } },
+    ];
+    const enc = encodeOffsetsRecords(specs);
+    const names = ['StreamsGroupMetadata', 'StreamsGroupMemberMetadata', 'StreamsGroupMemberMetadata', 'StreamsGroupTargetAssignmentMetadata', 'StreamsGroupTargetAssignmentMember', 'StreamsGroupCurrentMemberAssignment', 'StreamsGroupTopology'];
+    enc.forEach((e, i) => {
+      const rec = decodeConsumerOffsetsRecord(Buffer.from(e.keyBase64, 'base64'), Buffer.from(e.valueBase64!, 'base64'));
+      expect(rec.key).toEqual({ type: specs[i]!.type, recordType: names[i], data: specs[i]!.key });
+      expect(rec.value).toEqual({ version: 0, data: specs[i]!.value });
+    });
+    // a value cut short names the field and byte
+    const cut = Buffer.from(enc[1]!.valueBase64!, 'base64').subarray(0, 20);
+    expect(() => decodeConsumerOffsetsValue(19, cut)).toThrow(DecodeError);
   });
 
   it('errors name the byte position and the field', () => {

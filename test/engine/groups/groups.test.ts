@@ -55,6 +55,7 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     expect(byId['g-hole']).toMatchObject({ type: 'simple', state: 'Empty', protocolType: null });
     expect(byId['cg848']).toMatchObject({ type: 'consumer', state: 'Stable', generation: 5, members: 1, protocol: 'uniform' });
     expect(byId['sg']).toMatchObject({ type: 'share', state: 'Stable', generation: 3, members: 1, partitions: 0 });
+    expect(byId['streams-app']).toMatchObject({ type: 'streams', state: 'Stable', generation: 4, members: 1, protocolType: null, protocol: null, topics: ['orders'] });
     expect(byId['g-eos']!.pendingTransactionalProducers).toEqual(['44']);
     for (const g of d.groups) expect(g.offsetsPartition).toBe(offsetsPartitionFor(g.group, 50));
   });
@@ -123,6 +124,25 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     const err = await describeGroups(loaded, { group: GROUP_IN_ABSENT_PARTITION }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KlxError);
     expect((err as KlxError).message).toBe(`group "${GROUP_IN_ABSENT_PARTITION}" is not listed: it lives in __consumer_offsets-${home} (abs(hashCode) % 50 (assumed: Kafka's default offsets.topic.num.partitions; give the real one if it differs)), whose folder is not among the opened ones`);
+  });
+
+  it('replays a streams group (KIP-1071, Kafka 4.1.0 records encoded by the Python codec): topology, members, tasks, tombstones', async () => {
+    const g = loaded.store.groups.get('streams-app')!;
+    expect(g.type).toBe('streams');
+    const sg = g.streams!;
+    expect({ groupEpoch: sg.groupEpoch, metadataHash: sg.metadataHash, assignmentEpoch: sg.assignmentEpoch }).toEqual({ groupEpoch: 4, metadataHash: 9007199254740993n, assignmentEpoch: 4 });
+    expect(sg.topology).toEqual({
+      epoch: 1,
+      subtopologies: [{ SubtopologyId: '0', SourceTopics: ['orders'], SourceTopicRegex: [], StateChangelogTopics: [{ Name: 'streams-app-store-changelog', Partitions: 1, ReplicationFactor: 3, TopicConfigs: [{ key: 'cleanup.policy', value: 'compact' }] }], RepartitionSinkTopics: [], RepartitionSourceTopics: [], CopartitionGroups: [] }],
+    });
+    // sm-2: CurrentMemberAssignment, TargetAssignmentMember and MemberMetadata tombstones remove it
+    expect([...sg.members.keys()]).toEqual(['sm-1']);
+    expect(sg.members.get('sm-1')).toMatchObject({ rackId: 'r2', clientId: 'streams-app-StreamThread-1', clientHost: '/10.1.2.3', topologyEpoch: 1, processId: 'p-1', userEndpoint: { host: 'app-1.local', port: 8080 }, clientTags: [{ key: 'zone', value: 'a' }], memberEpoch: 4, previousMemberEpoch: 3, state: 0 });
+    expect(sg.members.get('sm-1')!.assigned).toEqual({ active: [{ SubtopologyId: '0', Partitions: [0] }], standby: [], warmup: [] });
+    expect(sg.members.get('sm-1')!.targetAssignment).toEqual({ active: [{ SubtopologyId: '0', Partitions: [0] }], standby: [], warmup: [] });
+    // the member running task 0_0 owns orders-0 (task partition 0 of a subtopology reading orders)
+    expect(d.members.filter((m) => m.group === 'streams-app')).toEqual([{ group: 'streams-app', memberId: 'sm-1', groupInstanceId: null, clientId: 'streams-app-StreamThread-1', host: '/10.1.2.3', sessionTimeoutMs: null, rebalanceTimeoutMs: 300000, memberEpoch: 4, subscribedTopics: ['orders'], assignment: ['orders-0'] }]);
+    expect(d.offsets.find((r) => r.group === 'streams-app')).toMatchObject({ consumerId: 'sm-1', clientId: 'streams-app-StreamThread-1', host: '/10.1.2.3', committedOffset: 8n, expired: false, expiresAt: null });
   });
 
   it('reads the commit history of a group and partition, with transactional commits resolved', async () => {

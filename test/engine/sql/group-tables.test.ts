@@ -32,13 +32,14 @@ describe('consumer-group tables', () => {
 
   it('group_metadata and group_members', async () => {
     const s = await openSql(dir);
-    const gm = await rows(s, `SELECT group_id, type, state, generation, members, problems FROM group_metadata WHERE group_id IN ('cg848', 'g-ok', 'sg', 'g-bad', 'g-hole') ORDER BY group_id`);
+    const gm = await rows(s, `SELECT group_id, type, state, generation, members, problems FROM group_metadata WHERE group_id IN ('cg848', 'g-ok', 'sg', 'g-bad', 'g-hole', 'streams-app') ORDER BY group_id`);
     expect(gm).toEqual([
       { group_id: 'cg848', type: 'consumer', state: 'Stable', generation: 5, members: 1, problems: 0 },
       { group_id: 'g-bad', type: 'simple', state: 'Empty', generation: null, members: 0, problems: 1 },
       { group_id: 'g-hole', type: 'simple', state: 'Empty', generation: null, members: 0, problems: 0 },
       { group_id: 'g-ok', type: 'classic', state: 'Stable', generation: 3, members: 1, problems: 0 },
       { group_id: 'sg', type: 'share', state: 'Stable', generation: 3, members: 1, problems: 0 },
+      { group_id: 'streams-app', type: 'streams', state: 'Stable', generation: 4, members: 1, problems: 0 },
     ]);
     const mb = await rows(s, 'SELECT group_id, member_id, client_id, host, member_epoch, assignment FROM group_members ORDER BY group_id, member_id');
     expect(mb).toEqual([
@@ -46,6 +47,7 @@ describe('consumer-group tables', () => {
       { group_id: 'g-nocommit', member_id: 'nc-m1', client_id: 'client-nc-m1', host: '/10.0.0.7', member_epoch: null, assignment: 'orders-0' },
       { group_id: 'g-ok', member_id: 'ok-m1', client_id: 'client-ok-m1', host: '/10.0.0.7', member_epoch: null, assignment: 'orders-0' },
       { group_id: 'sg', member_id: 's-1', client_id: 'share-cli', host: '/5.6.7.8', member_epoch: 3, assignment: 'orders-0' },
+      { group_id: 'streams-app', member_id: 'sm-1', client_id: 'streams-app-StreamThread-1', host: '/10.1.2.3', member_epoch: 4, assignment: 'orders-0' },
     ]);
   });
 

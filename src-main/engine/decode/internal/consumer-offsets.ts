@@ -25,7 +25,17 @@
  * | 14 | ShareGroupCurrentMemberAssignmentKey → {MemberEpoch, …} | share |
  * | 15 | ShareGroupStatePartitionMetadataKey → {InitializedTopics, DeletingTopics} | share |
  * | 16 | ConsumerGroupRegularExpressionKey {GroupId, RegularExpression} → {Topics, Version, Timestamp} | consumer |
- * | 17–24 | Streams group records (KIP-1071): key {GroupId[, MemberId]} decoded, value kept as bytes | streams |
+ * | 17 | StreamsGroupMetadataKey → {Epoch, MetadataHash} | streams |
+ * | 19 | StreamsGroupMemberMetadataKey {GroupId, MemberId} → {InstanceId, RackId, ClientId, ClientHost, RebalanceTimeoutMs, TopologyEpoch, ProcessId, UserEndpoint, ClientTags} | streams |
+ * | 20 | StreamsGroupTargetAssignmentMetadataKey → {AssignmentEpoch} | streams |
+ * | 21 | StreamsGroupTargetAssignmentMemberKey → {ActiveTasks, StandbyTasks, WarmupTasks} | streams |
+ * | 22 | StreamsGroupCurrentMemberAssignmentKey → {MemberEpoch, PreviousMemberEpoch, State, …Tasks, …TasksPendingRevocation} | streams |
+ * | 23 | StreamsGroupTopologyKey → {Epoch, Subtopologies} | streams |
+ *
+ * Streams group records (KIP-1071) follow the schemas of **Apache Kafka 4.1.0** (the release commit
+ * 13f70256db3c, "Bump version to 4.1.0": `group-coordinator/src/main/resources/common/message/
+ * StreamsGroup*.json`, every value version 0, flexible). That release has no record type 18 (the
+ * StreamsGroupPartitionMetadata of development builds was dropped for the MetadataHash) nor 24.
  *
  * A key of another type is reported as `Unknown` (the new coordinator skips such records on load,
  * KIP-915); its value is kept as bytes. A null value is a tombstone (the offset, group or member was
@@ -67,14 +77,12 @@ export const CONSUMER_OFFSETS_RECORD_TYPES: Readonly<Record<number, string>> = {
   14: 'ShareGroupCurrentMemberAssignment',
   15: 'ShareGroupStatePartitionMetadata',
   16: 'ConsumerGroupRegularExpression',
-  17: 'StreamsGroupRecord',
-  18: 'StreamsGroupRecord',
-  19: 'StreamsGroupRecord',
-  20: 'StreamsGroupRecord',
-  21: 'StreamsGroupRecord',
-  22: 'StreamsGroupRecord',
-  23: 'StreamsGroupRecord',
-  24: 'StreamsGroupRecord',
+  17: 'StreamsGroupMetadata',
+  19: 'StreamsGroupMemberMetadata',
+  20: 'StreamsGroupTargetAssignmentMetadata',
+  21: 'StreamsGroupTargetAssignmentMember',
+  22: 'StreamsGroupCurrentMemberAssignment',
+  23: 'StreamsGroupTopology',
 };
 
 /** Which kind of group a record type belongs to (offset commits belong to any kind). */
@@ -86,7 +94,7 @@ export function groupKindOfRecordType(type: number): GroupKind {
   if (type === 2) return 'classic';
   if ((type >= 3 && type <= 8) || type === 16) return 'consumer';
   if (type >= 9 && type <= 15) return 'share';
-  if (type >= 17 && type <= 24) return 'streams';
+  if (type === 17 || (type >= 19 && type <= 23)) return 'streams';
   return 'unknown';
 }
 
@@ -210,9 +218,9 @@ export function decodeConsumerOffsetsKey(key: Uint8Array): ConsumerOffsetsKey {
     k = { type, recordType: 'OffsetCommit', data: { group, topic, partition } };
   } else if (type === 2) {
     k = { type, recordType: 'GroupMetadata', data: { group: r.string('group', false) } };
-  } else if (type === 3 || type === 4 || type === 6 || type === 9 || type === 11 || type === 12 || type === 15) {
+  } else if (type === 3 || type === 4 || type === 6 || type === 9 || type === 11 || type === 12 || type === 15 || type === 17 || type === 20 || type === 23) {
     k = { type, recordType: CONSUMER_OFFSETS_RECORD_TYPES[type]!, data: { GroupId: r.string('GroupId', false) } };
-  } else if (type === 5 || type === 7 || type === 8 || type === 10 || type === 13 || type === 14) {
+  } else if (type === 5 || type === 7 || type === 8 || type === 10 || type === 13 || type === 14 || type === 19 || type === 21 || type === 22) {
     const GroupId = r.string('GroupId', false);
     const MemberId = r.string('MemberId', false);
     k = { type, recordType: CONSUMER_OFFSETS_RECORD_TYPES[type]!, data: { GroupId, MemberId } };
@@ -220,12 +228,6 @@ export function decodeConsumerOffsetsKey(key: Uint8Array): ConsumerOffsetsKey {
     const GroupId = r.string('GroupId', false);
     const RegularExpression = r.string('RegularExpression', false);
     k = { type, recordType: 'ConsumerGroupRegularExpression', data: { GroupId, RegularExpression } };
-  } else if (type >= 17 && type <= 24) {
-    // Streams group keys hold the group id and, for member records, the member id.
-    const GroupId = r.string('GroupId', false);
-    const data: { GroupId: string; MemberId?: string } = { GroupId };
-    if (r.remaining > 0) data.MemberId = r.string('MemberId', false);
-    k = { type, recordType: 'StreamsGroupRecord', data };
   } else {
     return { type, recordType: 'Unknown', data: {} };
   }
@@ -415,10 +417,62 @@ function epochValue(value: Uint8Array, name: string, field: 'Epoch' | 'Assignmen
   return flexibleValue(value, name, (r) => ({ [field]: r.int32(field) }));
 }
 
+/** A Kafka Streams task set: the subtopology and its partitions (`TaskIds`, Kafka 4.1.0). */
+export interface StreamsTaskIds {
+  SubtopologyId: string;
+  Partitions: number[];
+}
+
+/** A changelog or repartition topic of a subtopology (`TopicInfo`, Kafka 4.1.0). */
+export interface StreamsTopicInfo {
+  Name: string;
+  Partitions: number;
+  ReplicationFactor: number;
+  TopicConfigs: { key: string; value: string }[];
+}
+
+/** One subtopology of StreamsGroupTopologyValue (Kafka 4.1.0). */
+export interface StreamsSubtopology {
+  SubtopologyId: string;
+  SourceTopics: string[];
+  SourceTopicRegex: string[];
+  StateChangelogTopics: StreamsTopicInfo[];
+  RepartitionSinkTopics: string[];
+  RepartitionSourceTopics: StreamsTopicInfo[];
+  /** Indexes into SourceTopics / SourceTopicRegex / RepartitionSourceTopics. */
+  CopartitionGroups: { SourceTopics: number[]; SourceTopicRegex: number[]; RepartitionSourceTopics: number[] }[];
+}
+
+function streamsTaskIds(r: ProtocolReader, what: string): StreamsTaskIds[] {
+  return r.array(what, true, (x) => {
+    const SubtopologyId = cstr(x, `${what} SubtopologyId`);
+    const Partitions = cint32s(x, `${what} Partitions`);
+    x.taggedFields(`${what} TaskIds`);
+    return { SubtopologyId, Partitions };
+  }, false, 3)!;
+}
+
+function streamsTopicInfos(r: ProtocolReader, what: string): StreamsTopicInfo[] {
+  return r.array(what, true, (x) => {
+    const Name = cstr(x, `${what} Name`);
+    const Partitions = x.int32(`${what} Partitions`);
+    const ReplicationFactor = x.int16(`${what} ReplicationFactor`);
+    const TopicConfigs = x.array(`${what} TopicConfigs`, true, (c) => {
+      const key = cstr(c, 'TopicConfig key');
+      const value = cstr(c, 'TopicConfig value');
+      c.taggedFields('TopicConfig');
+      return { key, value };
+    }, false, 3)!;
+    x.taggedFields(`${what} TopicInfo`);
+    return { Name, Partitions, ReplicationFactor, TopicConfigs };
+  }, false, 9)!;
+}
+
+const cint16s = (r: ProtocolReader, what: string) => r.array(what, true, (x) => x.int16(what), false, 2)!;
+
 /**
  * Decodes the value of a record of type `type` (the key's int16).
- * @returns `{ version, data }`; for Streams group records and unknown types, `data` is `{ bytes }`
- *   (the value undecoded).
+ * @returns `{ version, data }`; for unknown types, `data` is `{ bytes }` (the value undecoded).
  * @throws DecodeError for an unknown value version or bytes that do not follow the schema.
  */
 export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): ConsumerOffsetsValue {
@@ -525,6 +579,73 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
         Topics: cstrings(r, 'Topics'),
         Version: r.int64('Version'),
         Timestamp: r.int64('Timestamp'),
+      }));
+    // Streams groups (KIP-1071), as Apache Kafka 4.1.0 writes them (see the module comment).
+    case 17:
+      return flexibleValue(value, 'StreamsGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch'), MetadataHash: r.int64('MetadataHash') }));
+    case 19:
+      return flexibleValue(value, 'StreamsGroupMemberMetadataValue', (r) => {
+        const InstanceId = cstrNull(r, 'InstanceId');
+        const RackId = cstrNull(r, 'RackId');
+        const ClientId = cstr(r, 'ClientId');
+        const ClientHost = cstr(r, 'ClientHost');
+        const RebalanceTimeoutMs = r.int32('RebalanceTimeoutMs');
+        const TopologyEpoch = r.int32('TopologyEpoch');
+        const ProcessId = cstr(r, 'ProcessId');
+        // a nullable struct: one byte, −1 for null, else 1 and the struct
+        let UserEndpoint: { Host: string; Port: number } | null = null;
+        if (r.int8('UserEndpoint present') >= 0) {
+          const Host = cstr(r, 'UserEndpoint Host');
+          const Port = r.uint16('UserEndpoint Port');
+          r.taggedFields('Endpoint');
+          UserEndpoint = { Host, Port };
+        }
+        const ClientTags = r.array('ClientTags', true, (x) => {
+          const Key = cstr(x, 'ClientTags Key');
+          const Value = cstr(x, 'ClientTags Value');
+          x.taggedFields('KeyValue');
+          return { Key, Value };
+        }, false, 3)!;
+        return { InstanceId, RackId, ClientId, ClientHost, RebalanceTimeoutMs, TopologyEpoch, ProcessId, UserEndpoint, ClientTags };
+      });
+    case 20:
+      return epochValue(value, 'StreamsGroupTargetAssignmentMetadataValue', 'AssignmentEpoch');
+    case 21:
+      return flexibleValue(value, 'StreamsGroupTargetAssignmentMemberValue', (r) => ({
+        ActiveTasks: streamsTaskIds(r, 'ActiveTasks'),
+        StandbyTasks: streamsTaskIds(r, 'StandbyTasks'),
+        WarmupTasks: streamsTaskIds(r, 'WarmupTasks'),
+      }));
+    case 22:
+      return flexibleValue(value, 'StreamsGroupCurrentMemberAssignmentValue', (r) => ({
+        MemberEpoch: r.int32('MemberEpoch'),
+        PreviousMemberEpoch: r.int32('PreviousMemberEpoch'),
+        State: r.int8('State'),
+        ActiveTasks: streamsTaskIds(r, 'ActiveTasks'),
+        StandbyTasks: streamsTaskIds(r, 'StandbyTasks'),
+        WarmupTasks: streamsTaskIds(r, 'WarmupTasks'),
+        ActiveTasksPendingRevocation: streamsTaskIds(r, 'ActiveTasksPendingRevocation'),
+        StandbyTasksPendingRevocation: streamsTaskIds(r, 'StandbyTasksPendingRevocation'),
+        WarmupTasksPendingRevocation: streamsTaskIds(r, 'WarmupTasksPendingRevocation'),
+      }));
+    case 23:
+      return flexibleValue(value, 'StreamsGroupTopologyValue', (r) => ({
+        Epoch: r.int32('Epoch'),
+        Subtopologies: r.array('Subtopologies', true, (x): StreamsSubtopology => {
+          const SubtopologyId = cstr(x, 'SubtopologyId');
+          const SourceTopics = cstrings(x, 'SourceTopics');
+          const SourceTopicRegex = cstrings(x, 'SourceTopicRegex');
+          const StateChangelogTopics = streamsTopicInfos(x, 'StateChangelogTopics');
+          const RepartitionSinkTopics = cstrings(x, 'RepartitionSinkTopics');
+          const RepartitionSourceTopics = streamsTopicInfos(x, 'RepartitionSourceTopics');
+          const CopartitionGroups = x.array('CopartitionGroups', true, (c) => {
+            const g = { SourceTopics: cint16s(c, 'CopartitionGroups SourceTopics'), SourceTopicRegex: cint16s(c, 'CopartitionGroups SourceTopicRegex'), RepartitionSourceTopics: cint16s(c, 'CopartitionGroups RepartitionSourceTopics') };
+            c.taggedFields('CopartitionGroup');
+            return g;
+          }, false, 4)!;
+          x.taggedFields('Subtopology');
+          return { SubtopologyId, SourceTopics, SourceTopicRegex, StateChangelogTopics, RepartitionSinkTopics, RepartitionSourceTopics, CopartitionGroups };
+        }, false, 8)!,
       }));
     default: {
       const r = new ProtocolReader(value);
