@@ -4,7 +4,7 @@
  * offsets with the kafka-consumer-groups.sh columns plus record lag and diagnosis, the commit-history
  * chart, the diagnosis badge jumping to the records at the committed offset, the absent
  * `__consumer_offsets` partitions named, and the hole map marking the groups' committed offsets.
- * Screenshots: `groups.png`, `groups-dark.png`, `groups-hole-map.png`.
+ * Screenshots: `groups.png`, `groups-dark.png`, `groups-streams.png`, `groups-streams-dark.png`, `groups-hole-map.png`.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,7 @@ test.beforeAll(() => {
 test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 test('groups, offsets with diagnosis, commit history, the jump to records, and the hole map marks', async ({ page, bridge }) => {
+  test.setTimeout(90_000);
   await openFolder(page, bridge.url, logDir);
   await selectPartition(page, 'orders-0');
   await page.getByTestId('tab-groups').click();
@@ -77,6 +78,15 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   await expect(page.getByTestId('groups-history')).toHaveAttribute('data-points', '3');
   await expect(page.locator('[data-testid=groups-history] canvas').first()).toBeVisible();
   await expect(page.getByTestId('groups-members')).toContainText('client-ok-m1');
+  // the commit-history y axis (offsets 0..10) ticks at even integer steps (was 0, 3, 5, 8, 10: 2.5 rounded)
+  const ticks = (await page.getByTestId('groups-history').getAttribute('data-y-ticks'))!.split(' ').map(Number);
+  expect(ticks.length).toBeGreaterThanOrEqual(3);
+  for (const t of ticks) expect(Number.isInteger(t)).toBe(true);
+  expect(new Set(ticks.slice(1).map((t, i) => t - ticks[i]!)).size).toBe(1);
+  // no header of the members table is cut (SESSION… was), nor a host or client id in the offsets and members rows
+  expect(await cut('[data-testid=groups-members] .thead > div')).toEqual([]);
+  const wrapped = '[data-testid=groups-offset-row] > div:nth-child(7), [data-testid=groups-offset-row] > div:nth-child(8), [data-testid=groups-member-row] > div:nth-child(2), [data-testid=groups-member-row] > div:nth-child(3)';
+  expect(await cut(wrapped)).toEqual([]);
   await page.screenshot({ path: `${SCREENSHOTS}/groups.png` });
 
   await page.getByTestId('theme-toggle').click();
@@ -84,6 +94,23 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
   await page.waitForTimeout(200);
   await page.screenshot({ path: `${SCREENSHOTS}/groups-dark.png` });
+  await page.getByTestId('theme-toggle').click();
+
+  // a streams group (KIP-1071): its member runs task 0_0, so it owns orders-0; long client ids wrap whole
+  await page.locator('[data-testid=groups-row][data-group="streams-app"]').click();
+  await expect(page.getByTestId('groups-detail')).toContainText('streams');
+  await expect(page.getByTestId('groups-detail')).toContainText('Stable');
+  const srow = page.locator('[data-testid=groups-offset-row][data-topic="orders"]');
+  await expect(srow).toContainText('sm-1');
+  await expect(srow).toContainText('streams-app-StreamThread-1');
+  await expect(page.getByTestId('groups-members')).toContainText('streams-app-StreamThread-1');
+  expect(await cut(wrapped)).toEqual([]);
+  await page.screenshot({ path: `${SCREENSHOTS}/groups-streams.png` });
+  await page.getByTestId('theme-toggle').click();
+  await page.getByTestId('theme-toggle').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.waitForTimeout(200);
+  await page.screenshot({ path: `${SCREENSHOTS}/groups-streams-dark.png` });
   await page.getByTestId('theme-toggle').click();
 
   // g-hole: in a hole of compacted-0; the badge shows the records there
