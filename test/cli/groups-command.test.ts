@@ -95,7 +95,7 @@ describe('klx groups', () => {
     writeFileSync(f, enc.map((e) => JSON.stringify({ keyBase64: e.keyBase64, valueBase64: e.valueBase64, timestamp: T })).join('\n') + '\n');
     ok('append', off, '--records', f);
     rows = ok('groups', dir, '--json', '--now', String(T + DAY)).trim().split('\n').map((l) => JSON.parse(l));
-  }, 120_000);
+  }, 300_000);
 
   it('--json gives each diagnosis with the kafka-consumer-groups.sh fields, record lag and next offset', () => {
     const pick = (g: string) => rows.filter((r) => r.group === g).map((r) => ({ topic: r.topic, partition: r.partition, currentOffset: r.currentOffset, logStartOffset: r.logStartOffset, logEndOffset: r.logEndOffset, lag: r.lag, recordLag: r.recordLag, nextOffset: r.nextOffset, diagnosis: r.diagnosis }));

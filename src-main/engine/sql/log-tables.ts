@@ -257,6 +257,11 @@ export interface BuildLogTablesOptions extends LongReadOptions {
    * The tables are the same either way.
    */
   startWorker?: StartSqlBuildWorker;
+  /**
+   * Bytes of `__consumer_offsets` below which the consumer-group tables are made in the calling
+   * thread even with `startWorker` (default `GROUPS_IN_THREAD_FROM_BYTES` of group-tables.ts).
+   */
+  groupsInThreadFromBytes?: number;
   /** Threads of the parallel build (default: the machine's cores); 1 decodes in the calling thread. */
   threads?: number;
   /**
@@ -574,7 +579,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
 
   await buildInternalTopicTables(connection, opened, opts);
   // consumer groups (group-tables.ts): consumer_offsets, group_metadata, group_offsets, group_members
-  await buildGroupTables(connection, opened, INTERNAL_SCHEMA, { signal: opts.signal, onProgress: opts.onProgress });
+  await buildGroupTables(connection, opened, INTERNAL_SCHEMA, { signal: opts.signal, onProgress: opts.onProgress, startWorker: opts.startWorker, inThreadFromBytes: opts.groupsInThreadFromBytes });
 
   summary.elapsedMs = performance.now() - started;
   return summary;

@@ -21,6 +21,7 @@ import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
 import { stopWorker } from './duckdb-gate.ts';
 import type { OffsetHole } from '../log/holes.ts';
+import type { GroupRowsChunk } from './group-table-rows.ts';
 import type { RowsChunk } from './segment-rows.ts';
 
 /** The worker entry: its file name (without `.ts`/`.js`) and a module URL in its source folder. */
@@ -35,8 +36,11 @@ export const MAX_UNACKED = 2;
 /** Holes per message of a holes task. */
 export const HOLES_PER_MESSAGE = 4096;
 
-/** A task: decode `[0, end)` of one segment, or walk one partition's holes. */
-export type SqlBuildTask = { kind: 'segment'; dir: string; baseOffset: bigint; end: number } | { kind: 'holes'; dir: string };
+/**
+ * A task: decode `[0, end)` of one segment, walk one partition's holes, or make the rows of the
+ * consumer-group tables from the partitions `dirs` (group-table-rows.ts).
+ */
+export type SqlBuildTask = { kind: 'segment'; dir: string; baseOffset: bigint; end: number } | { kind: 'holes'; dir: string } | { kind: 'groups'; dirs: string[] };
 
 /** Main → worker. */
 export type ToSqlBuildWorker = { type: 'run'; id: number; task: SqlBuildTask } | { type: 'ack'; id: number };
@@ -45,10 +49,11 @@ export type ToSqlBuildWorker = { type: 'run'; id: number; task: SqlBuildTask } |
 export type FromSqlBuildWorker =
   | { type: 'chunk'; id: number; chunk: RowsChunk }
   | { type: 'holes'; id: number; holes: OffsetHole[] }
+  | { type: 'rows'; id: number; chunk: GroupRowsChunk }
   | { type: 'done'; id: number }
   | { type: 'error'; id: number; error: { code: ErrorCode; reason: string; file?: string; position?: number } };
 
-type Output = RowsChunk | OffsetHole[];
+type Output = RowsChunk | OffsetHole[] | GroupRowsChunk;
 
 interface TaskState {
   id: number;
@@ -96,6 +101,11 @@ export class SqlBuildPool {
   /** The holes of a holes task, in offset order. @throws the task's KlxError. */
   async *holes(t: TaskState): AsyncGenerator<OffsetHole> {
     for await (const item of this.outputs(t)) yield* item as OffsetHole[];
+  }
+
+  /** The row chunks of a groups task, in the order made. @throws the task's KlxError. */
+  async *groupRows(t: TaskState): AsyncGenerator<GroupRowsChunk> {
+    for await (const item of this.outputs(t)) yield item as GroupRowsChunk;
   }
 
   private async *outputs(t: TaskState): AsyncGenerator<Output> {
@@ -151,6 +161,7 @@ export class SqlBuildPool {
       if (!t || t.id !== m.id) return;
       if (m.type === 'chunk') t.items.push(m.chunk);
       else if (m.type === 'holes') t.items.push(m.holes);
+      else if (m.type === 'rows') t.items.push(m.chunk);
       else {
         if (m.type === 'error') t.error = new KlxError(m.error.code, m.error.reason, { file: m.error.file, position: m.error.position });
         t.done = true;
@@ -165,7 +176,8 @@ export class SqlBuildPool {
       const t = slot.task;
       slot.task = null;
       if (t && !t.done) {
-        t.error = new KlxError('internal', `the SQL build thread decoding ${t.task.kind === 'segment' ? `segment ${t.task.baseOffset} of ${t.task.dir}` : `the holes of ${t.task.dir}`} stopped: ${why}`);
+        const what = t.task.kind === 'segment' ? `decoding segment ${t.task.baseOffset} of ${t.task.dir}` : t.task.kind === 'holes' ? `decoding the holes of ${t.task.dir}` : 'making the consumer-group tables';
+        t.error = new KlxError('internal', `the SQL build thread ${what} stopped: ${why}`);
         t.done = true;
         wake(t);
       }

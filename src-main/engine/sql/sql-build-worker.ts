@@ -1,6 +1,7 @@
 /**
  * Worker-thread entry of the SQL build (`sql-build-pool.ts`, issue 16): decodes one segment into
- * row chunks (`segment-rows.ts`) or walks one partition's holes (`holes.ts`) per task, posting its
+ * row chunks (`segment-rows.ts`), walks one partition's holes (`holes.ts`), or makes the rows of the
+ * consumer-group tables (`group-table-rows.ts`) per task, posting its
  * output in pieces and waiting for the building thread to take them (at most `MAX_UNACKED` ahead).
  * Reads only. Built as a main-process entry (`electron.vite.config.ts`: `out/main/sql-build-worker.js`).
  */
@@ -9,6 +10,7 @@ import { KlxError } from '../errors.ts';
 import { scanHoles, type OffsetHole } from '../log/holes.ts';
 import { PartitionLog } from '../log/partition-log.ts';
 import { LogSegment } from '../segment/log-segment.ts';
+import { GROUP_ROWS_COLUMNS, RowsRecorder, writeGroupTableRows, type GroupRowsTable } from './group-table-rows.ts';
 import { HOLES_PER_MESSAGE, MAX_UNACKED, type FromSqlBuildWorker, type SqlBuildTask, type ToSqlBuildWorker } from './sql-build-pool.ts';
 import { chunkTransferList, segmentRowChunks } from './segment-rows.ts';
 
@@ -30,6 +32,17 @@ async function run(id: number, task: SqlBuildTask): Promise<void> {
   if (task.kind === 'segment') {
     const segment = new LogSegment(task.dir, task.baseOffset);
     for (const chunk of segmentRowChunks(segment, task.end)) await post({ type: 'chunk', id, chunk }, chunkTransferList(chunk));
+  } else if (task.kind === 'groups') {
+    const logs = task.dirs.map((d) => PartitionLog.open(d));
+    const sinks = Object.fromEntries((Object.keys(GROUP_ROWS_COLUMNS) as GroupRowsTable[]).map((t) => [t, new RowsRecorder(t, (chunk) => post({ type: 'rows', id, chunk }))])) as Record<GroupRowsTable, RowsRecorder>;
+    let reported = 0;
+    await writeGroupTableRows(logs, sinks, {
+      onProgress: (p) => {
+        sinks.consumer_offsets.bytes += p.done - reported;
+        reported = p.done;
+      },
+    });
+    for (const s of Object.values(sinks)) await s.flush();
   } else {
     const log = PartitionLog.open(task.dir);
     let holes: OffsetHole[] = [];

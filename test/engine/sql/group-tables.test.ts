@@ -9,6 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildGroupsScenario, SCENARIO_EXPECTED } from '../../support/groups-scenario.ts';
 import { tempDir } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
+import { startEntryWorker } from '../../../src-main/api/core/entry-worker.ts';
+import { SQL_BUILD_WORKER } from '../../../src-main/engine/sql/sql-build-pool.ts';
+import type { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
 import { openSql, rows } from './sql-test-helpers.ts';
 
 describe('consumer-group tables', () => {
@@ -49,6 +52,24 @@ describe('consumer-group tables', () => {
       { group_id: 'sg', member_id: 's-1', client_id: 'share-cli', host: '/5.6.7.8', member_epoch: 3, assignment: 'orders-0' },
       { group_id: 'streams-app', member_id: 'sm-1', client_id: 'streams-app-StreamThread-1', host: '/10.1.2.3', member_epoch: 4, assignment: 'orders-0' },
     ]);
+  });
+
+  it('the group tables made in a SQL build thread (off the event loop) equal the ones made on the building thread', async () => {
+    let started = 0;
+    const startWorker = () => {
+      started++;
+      return startEntryWorker(SQL_BUILD_WORKER.entry, SQL_BUILD_WORKER.near);
+    };
+    const digest = async (s: SqlSession, table: string) => (await rows(s, `SELECT count(*) AS n, md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY t.rowid), '')) AS d FROM (SELECT rowid, * FROM ${table}) t`))[0];
+    const here = await openSql(dir);
+    const thread = await openSql(dir, { startWorker, groupsInThreadFromBytes: 0 });
+    // one thread started: the groups task (segments of this small folder are decoded here, below parallelFromBytes)
+    expect(started).toBe(1);
+    for (const t of ['consumer_offsets', 'group_metadata', 'klx_internal.group_offset_rows', 'group_members']) {
+      const a = await digest(here, t);
+      expect({ t, ...(await digest(thread, t)) }).toEqual({ t, ...a });
+      expect(Number(a!.n)).toBeGreaterThan(0);
+    }
   });
 
   it('consumer_offsets: every record decoded, or the reason it is not', async () => {
