@@ -93,7 +93,7 @@ describeRealData('klx export on real broker data', () => {
   it('refuses an output inside the log folder and writes nothing', () => {
     const dir = join(REAL_DATA, 'multisegment-rolled');
     const r = klx('export', dir, '--format', 'csv', '--out', join(dir, 'x.csv'));
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2); // invalid-argument: a refusal of what was asked (klx --help, exit codes)
     expect(r.stderr).toContain('never writes into the log folder');
     expect(existsSync(join(dir, 'x.csv'))).toBe(false);
   });

@@ -73,10 +73,10 @@ describe('klx query', () => {
     expect(r.stderr).toBe('klx: read-only: DELETE statements are refused: the SQL tables of a log are read-only (run one SELECT, WITH, EXPLAIN, DESCRIBE, SHOW, SUMMARIZE or PRAGMA table_info statement)\n');
   });
 
-  it('a syntax error shows DuckDB\'s message with its line and caret: exit 1', () => {
+  it('a syntax error shows DuckDB\'s message with its line and caret: exit 2 (invalid-argument, a refusal of what was asked)', () => {
     const dir = sixRecordLog();
     const r = klx([dir, 'SELECT * FORM records', '--no-cache']);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stderr).toBe(['klx: invalid-argument: Parser Error: syntax error at or near "records"', '', 'LINE 1: SELECT * FORM records', '                      ^', ''].join('\n'));
   });
 

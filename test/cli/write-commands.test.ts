@@ -67,7 +67,7 @@ describe('klx create / append / roll', () => {
     expect(again.stderr).toMatch(/^klx: invalid-argument: .*orders-0: the partition folder already exists and is not empty \(6 entries\); refusing to overwrite it\n$/);
     expect(klx('create', join(ld, 'no_partition_number')).stderr).toContain('is not a partition folder name: give <logdir>/<topic>-<partition>');
     const bad = klx('create', join(ld, 'x-0'), '--config', 'segment.bytes=-5');
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2); // invalid-config: a refusal of what was asked
     expect(bad.stderr).toBe('klx: invalid-config: segment.bytes must be at least 14, got -5\n');
     expect(existsSync(join(ld, 'x-0'))).toBe(false);
   });

@@ -39,6 +39,8 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
   const opened = openPath(dir);
   // A partition folder given itself is named by its folder name (`orders-0`), not '.'.
   const rel = (p: string) => relative(opened.root, p) || basename(p);
+  /** A folder as `klx undo` takes it, from the folder given to repair (`.` for that folder itself). */
+  const undoArg = (p: string) => relative(opened.root, p) || '.';
   const trashDir = opts.trashDir ?? defaultTrashDir();
   const runId = newRunId();
   const summary = { partitions: 0, skipped: 0, actionsPlanned: 0, actionsApplied: 0, unresolved: 0, dryRun: opts.dryRun ?? false };
@@ -61,7 +63,7 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
       const id = rewriteCheckpointsWithTrash(logDir.path, rewrites, { trashDir, runId });
       summary.actionsApplied += rewrites.length;
       if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(logDir.path), done: rewrites.map((r) => ({ type: 'rewrite-checkpoint', file: rel(r.file) })), trashEntry: id }));
-      else await out.line(`  rewrote ${rewrites.length} checkpoint file${rewrites.length === 1 ? '' : 's'} (the old ones are in the trash: klx undo ${rel(logDir.path)} restores them)`);
+      else await out.line(`  rewrote ${rewrites.length} checkpoint file${rewrites.length === 1 ? '' : 's'} (the old ones are in the trash: klx undo ${undoArg(logDir.path)} restores them)`);
     }
     for (const p of logDir.checkpoints.problems) {
       if (basename(p.file) !== 'meta.properties' || p.code === 'symlink-outside') continue;
@@ -93,7 +95,7 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
         entry = result.trashEntry;
         summary.actionsApplied += result.done.filter((d) => !d.skipped).length;
         if (opts.json) await out.line(JSON.stringify({ type: 'applied', partition: rel(plan.dir), done: result.done.map((d) => ({ type: d.type, skipped: d.skipped })), trashEntry: result.trashEntry }));
-        else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}${result.trashEntry ? ` (the replaced bytes are in the trash: klx undo ${rel(plan.dir)} restores them)` : ''}`);
+        else await out.line(`  applied ${result.done.length} action${result.done.length === 1 ? '' : 's'}${result.trashEntry ? ` (the replaced bytes are in the trash: klx undo ${undoArg(plan.dir)} restores them)` : ''}`);
       }
       // Then the trash entries of cleaner runs a crash interrupted (interrupted-runs.ts): the folder is recovered now.
       const finished = finishInterruptedRuns(log.dir, trashDir, { lock: false, dryRun: opts.dryRun ?? false, operations: ['retention', 'compaction'] });
@@ -106,7 +108,7 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
       // undo puts the folder back before it; a repair entry on top would make undo restore the crashed state.
       if (entry !== null && finished.some((f) => f.outcome !== 'left')) {
         emptyTrash(trashDir, [entry]);
-        if (!opts.json) await out.line(`  (the repair completed an interrupted cleaner run: klx undo ${rel(log.dir)} reverses that run; the repair keeps no entry of its own)`);
+        if (!opts.json) await out.line(`  (the repair completed an interrupted cleaner run: klx undo ${undoArg(log.dir)} reverses that run; the repair keeps no entry of its own)`);
       }
     } finally {
       lock?.release();

@@ -124,7 +124,7 @@ function undoEntry(info: TrashEntryInfo, steps: FileSteps): UndoneEntry {
   const dir = m.partitionDir;
   const out: UndoneEntry = { id: m.id, operation: m.operation, partitionDir: dir, restored: [], removed: [], checkpoints: [], notes: [] };
   if (m.state !== 'committed') {
-    throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: info.path });
+    throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: info.path, details: { needsRepair: true } });
   }
   const conflict = m.operation === 'repair' ? repairConflicts(m, info.path) : conflicts(m);
   if (conflict) throw new KlxError('invalid-argument', `cannot undo ${m.operation} of ${m.topic}-${m.partition} (trash entry ${m.id}): ${conflict}`, { file: dir });
@@ -231,7 +231,7 @@ export function undoLastRun(path: string, opts: UndoOptions): UndoResult {
     const m = e.manifest!;
     if (seen.has(m.partitionDir)) continue;
     seen.add(m.partitionDir);
-    if (m.state !== 'committed') throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: e.path });
+    if (m.state !== 'committed') throw new KlxError('invalid-argument', `trash entry ${m.id} belongs to a run that did not finish (state ${m.state}): recover the partition folder first; the entry keeps the files it replaced`, { file: e.path, details: { needsRepair: true } });
     const conflict = m.operation === 'repair' ? repairConflicts(m, e.path) : conflicts(m);
     if (conflict) throw new KlxError('invalid-argument', `cannot undo ${m.operation} of ${m.topic}-${m.partition} (trash entry ${m.id}): ${conflict}`, { file: m.partitionDir });
   }
