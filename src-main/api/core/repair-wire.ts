@@ -26,20 +26,20 @@ function sizeOf(path: string): number {
 
 /** Whether the plan's truncations include one that is the user's choice (the later segment deletions follow it). */
 function choiceCut(plan: RecoveryPlan): boolean {
-  return plan.actions.some((a) => a.type === 'truncate-log' && a.reason.includes('(your choice'));
+  return plan.actions.some((a) => a.type === 'truncate-log' && !a.byBroker);
 }
 
 /** `broker` or `choice` for one action of `plan` (see the module comment). */
 export function actionOrigin(plan: RecoveryPlan, a: RecoveryAction): 'broker' | 'choice' {
   switch (a.type) {
     case 'truncate-log':
-      return a.reason.includes('(your choice') ? 'choice' : 'broker';
+      return a.byBroker ? 'broker' : 'choice';
     case 'delete-segment':
       return choiceCut(plan) ? 'choice' : 'broker';
     case 'rebuild-indexes':
       // Rebuilt because of a cut that is the user's choice, or where a broker would not rebuild it.
-      if (plan.actions.some((t) => t.type === 'truncate-log' && t.baseOffset === a.baseOffset && t.reason.includes('(your choice'))) return 'choice';
-      return a.reason.includes('a broker at startup would not rebuild it') ? 'choice' : 'broker';
+      if (plan.actions.some((t) => t.type === 'truncate-log' && t.baseOffset === a.baseOffset && !t.byBroker)) return 'choice';
+      return a.byBroker ? 'broker' : 'choice';
     default:
       return 'broker';
   }

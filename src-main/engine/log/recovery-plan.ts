@@ -109,6 +109,12 @@ export interface RebuildIndexesAction {
   index?: { file: string; entries: OffsetIndexEntry[] };
   timeindex?: { file: string; entries: TimeIndexEntry[] };
   txnindex?: { file: string; entries: AbortedTxn[] };
+  /**
+   * Whether a broker rebuilds these indexes at startup (its recovery of the segment, a missing
+   * `.index`, a cut or a swap it makes: LogLoader); false where it would not (LogSegment.sanityCheck
+   * checks only that the `.index` exists): the user's choice.
+   */
+  byBroker: boolean;
   reason: string;
 }
 
@@ -126,6 +132,8 @@ export interface TruncateLogAction {
   droppedRecords: number;
   /** Log end offset of this segment after the cut. */
   nextOffset: bigint;
+  /** Whether a broker makes this cut at startup (it recovers the segment: LogLoader.recoverLog, LogSegment.recover); false: the user's choice. */
+  byBroker: boolean;
   reason: string;
 }
 
@@ -497,6 +505,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         droppedBatches: kind === 'corruption' ? scan.validBatchesAfterInvalid : 0,
         droppedRecords: kind === 'corruption' ? scan.recordsAfterInvalid : 0,
         nextOffset: segNextAfter,
+        byBroker: recovered || recoveredAlone,
         reason:
           (kind === 'corruption'
             ? `${fi!.reason}: cut at the first invalid batch, dropping ${scan.validBatchesAfterInvalid} valid batches (${scan.recordsAfterInvalid} records) after it`
@@ -517,7 +526,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
     if (needIdx || needTix || needTxn) {
       const limit = truncateTo ?? scan.logSize;
       try {
-        const action: RebuildIndexesAction = { type: 'rebuild-indexes', baseOffset: ref.baseOffset, log: finalLog, logSize: scan.logSize, reason: '' };
+        const action: RebuildIndexesAction = { type: 'rebuild-indexes', baseOffset: ref.baseOffset, log: finalLog, logSize: scan.logSize, byBroker: true, reason: '' };
         const why: string[] = [];
         if (needIdx) {
           const entries = buildOffsetIndexEntries(ref.baseOffset, validBatchesOf(ref.log, limit), interval);
@@ -551,8 +560,9 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
                 ? 'unclean shutdown: segment at/after the recovery point, recovered by a broker (LogLoader.recoverLog)'
                 : recoveredAlone
                   ? 'its .index is missing: a broker recovers the segment and rebuilds it (LogLoader.loadSegmentFiles)'
-                  : 'index missing or inconsistent with the .log; a broker at startup would not rebuild it (LogSegment.sanityCheck checks only that the .index exists)';
-          action.reason = `rebuild ${why.join(', ')} from the .log as a broker writes them, trimmed (${cause})`;
+                  : null;
+          action.byBroker = cause !== null;
+          action.reason = `rebuild ${why.join(', ')} from the .log as a broker writes them, trimmed (${cause ?? 'index missing or inconsistent with the .log; a broker at startup would not rebuild it (LogSegment.sanityCheck checks only that the .index exists)'})`;
           rebuilds.push(action);
         }
       } catch (err) {
