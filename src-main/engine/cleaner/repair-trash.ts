@@ -33,7 +33,7 @@
 import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { KlxError } from '../errors.ts';
-import { formatLeaderEpochCheckpoint, formatOffsetCheckpoint, type OffsetCheckpointEntry } from '../files/checkpoint.ts';
+import { formatLeaderEpochCheckpoint } from '../files/checkpoint.ts';
 import { tmpPathFor } from '../files/fsync-write.ts';
 import { encodeOffsetIndex } from '../files/offset-index.ts';
 import { encodeTimeIndex } from '../files/time-index.ts';
@@ -151,7 +151,7 @@ export function prepareRepairEntry(init: RepairEntryInit, actions: readonly Reco
   const steps = new FileSteps(fault);
   const fx = effectsOf(actions);
   const entry = TrashEntry.create(init.trashDir, { runId: init.runId, operation: 'repair', partitionDir: init.partitionDir, logDir: init.logDir, topic: init.topic, partition: init.partition, now: Date.now() }, steps);
-  try {
+  return fillEntry(entry, init.summary, () => {
     for (const path of fx.removed.values()) entry.keep(path);
     for (const [name, c] of fx.created) entry.manifest.created.push({ name, size: c.size, mtimeMs: 0, ...(c.crc32c !== undefined ? { crc32c: c.crc32c } : {}) });
     const truncated: TruncatedFile[] = [];
@@ -163,8 +163,19 @@ export function prepareRepairEntry(init: RepairEntryInit, actions: readonly Reco
       copyRange(t.file, t.toBytes, t.fromBytes, dest);
       truncated.push({ name, fromBytes: t.fromBytes, toBytes: t.toBytes, tail, tailCrc32c: crc32c(readFileSync(dest)), checkCrc32c: fileCrc(t.file, Math.max(0, t.toBytes - CHECK_BYTES), t.toBytes) });
     }
-    entry.manifest.truncated = truncated;
-    entry.manifest.summary = init.summary;
+    return truncated;
+  });
+}
+
+/**
+ * Fills a new `prepared` entry with `fill` (its kept files and created-file records; returns the
+ * cut `.log` tails), sets the summary and saves the manifest: the repair's commit point. On a
+ * failure the half-made entry is removed (not on a `SimulatedCrash`, which stands for a real crash).
+ */
+function fillEntry(entry: TrashEntry, summary: string, fill: () => TruncatedFile[]): TrashEntry {
+  try {
+    entry.manifest.truncated = fill();
+    entry.manifest.summary = summary;
     entry.save();
   } catch (err) {
     if ((err as Error).name !== 'SimulatedCrash') entry.discard();
@@ -181,25 +192,14 @@ export function prepareRepairEntry(init: RepairEntryInit, actions: readonly Reco
 export function prepareCheckpointEntry(init: Omit<RepairEntryInit, 'partitionDir' | 'topic' | 'partition'>, files: { path: string; text: string }[], fault?: CleanerFaultHook): TrashEntry {
   const steps = new FileSteps(fault);
   const entry = TrashEntry.create(init.trashDir, { runId: init.runId, operation: 'repair', partitionDir: init.logDir, logDir: init.logDir, topic: basename(init.logDir), partition: 0, now: Date.now() }, steps);
-  try {
+  return fillEntry(entry, init.summary, () => {
     for (const f of files) {
       if (existsSync(f.path)) entry.keep(f.path);
       const bytes = Buffer.from(f.text, 'utf8');
       entry.manifest.created.push({ name: basename(f.path), size: bytes.length, mtimeMs: 0, crc32c: crc32c(bytes) });
     }
-    entry.manifest.truncated = [];
-    entry.manifest.summary = init.summary;
-    entry.save();
-  } catch (err) {
-    if ((err as Error).name !== 'SimulatedCrash') entry.discard();
-    throw err;
-  }
-  return entry;
-}
-
-/** The text of an offset checkpoint a repair writes (version 0, one line per entry). */
-export function offsetCheckpointText(entries: readonly OffsetCheckpointEntry[]): string {
-  return formatOffsetCheckpoint(entries);
+    return [];
+  });
 }
 
 /** Copies bytes `[from, to)` of `file` into a new file `dest`, fsynced (streamed in 1 MiB pieces). */
