@@ -36,6 +36,7 @@ import { PartitionLog } from '../src-main/engine/log/partition-log.ts';
 import { acquirePartitionLock, applyRecovery, planRecovery } from '../src-main/engine/log/recovery.ts';
 import { verifyPartition } from '../src-main/engine/log/verify.ts';
 import { buildPartition, rec, singles, type BatchInput } from '../test/support/log-builder.ts';
+import { parseOrExit, wholeNumber } from './script-args.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const KLX = join(ROOT, 'bin', 'klx.mjs');
@@ -401,12 +402,7 @@ const USAGE = 'usage: npm run crash-test -- [--kills N] [--seed S] [--scenarios 
 
 /** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): CampaignOptions {
-  try {
-    return parseOrThrow(argv);
-  } catch (err) {
-    console.error(`${(err as Error).message}${(err as Error).message.includes('usage:') ? '' : `\n${USAGE}`}`);
-    process.exit(2);
-  }
+  return parseOrExit(USAGE, () => parseOrThrow(argv));
 }
 
 function parseOrThrow(argv: string[]): CampaignOptions {
@@ -425,13 +421,7 @@ function parseOrThrow(argv: string[]): CampaignOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const whole = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name} needs a whole number ≥ 0, got "${raw}"\n${USAGE}`);
-    return n;
-  };
-  const o: CampaignOptions = { kills: whole('kills', v.kills, 40), seed: whole('seed', v.seed, 1) };
+  const o: CampaignOptions = { kills: wholeNumber('kills', v.kills, 40), seed: wholeNumber('seed', v.seed, 1) };
   if (v.scenarios !== undefined) o.scenarios = v.scenarios.split(',');
   if (v['cli-repair']) o.cliRepair = true;
   return o;

@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { WorkerPool } from '../src-main/api/core/worker-pool.ts';
 import type { ChunkArgs, ChunkResult, OpOutcome } from './fuzz-worker.ts';
 import { generatedSeeds, inputAt, realSeeds } from './fuzz-inputs.ts';
+import { parseOrExit, wholeNumber } from './script-args.ts';
 
 interface Options {
   minutes: number;
@@ -44,22 +45,9 @@ interface Options {
 
 const USAGE = 'usage: npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--sql-every N] [--api-every N] [--chunk N] [--real-seeds N] [--full-every N]';
 
-/** A whole number ≥ `min` from option `name`, or an error naming the option. */
-function count(name: string, raw: string | undefined, fallback: number, min = 0): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} needs a whole number ≥ ${min}, got "${raw}"\n${USAGE}`);
-  return n;
-}
-
 /** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): Options {
-  try {
-    return parseOrThrow(argv);
-  } catch (err) {
-    console.error(`${(err as Error).message}${(err as Error).message.includes('usage:') ? '' : `\n${USAGE}`}`);
-    process.exit(2);
-  }
+  return parseOrExit(USAGE, () => parseOrThrow(argv));
 }
 
 function parseOrThrow(argv: string[]): Options {
@@ -86,17 +74,17 @@ function parseOrThrow(argv: string[]): Options {
     process.exit(0);
   }
   const o: Options = {
-    minutes: count('minutes', v.minutes, 0),
-    iterations: count('iterations', v.iterations, 0),
-    seed: count('seed', v.seed, 1),
-    replay: v.replay === undefined ? null : count('replay', v.replay, 0),
+    minutes: wholeNumber('minutes', v.minutes, 0),
+    iterations: wholeNumber('iterations', v.iterations, 0),
+    seed: wholeNumber('seed', v.seed, 1),
+    replay: v.replay === undefined ? null : wholeNumber('replay', v.replay, 0),
     out: v.out === undefined ? '' : resolve(v.out),
-    hangMs: count('hang-ms', v['hang-ms'], 5000, 1),
-    sqlEvery: count('sql-every', v['sql-every'], 500),
-    apiEvery: count('api-every', v['api-every'], 50),
-    chunk: count('chunk', v.chunk, 200, 1),
-    realSeeds: count('real-seeds', v['real-seeds'], 8),
-    fullEvery: count('full-every', v['full-every'], 1, 1),
+    hangMs: wholeNumber('hang-ms', v['hang-ms'], 5000, 1),
+    sqlEvery: wholeNumber('sql-every', v['sql-every'], 500),
+    apiEvery: wholeNumber('api-every', v['api-every'], 50),
+    chunk: wholeNumber('chunk', v.chunk, 200, 1),
+    realSeeds: wholeNumber('real-seeds', v['real-seeds'], 8),
+    fullEvery: wholeNumber('full-every', v['full-every'], 1, 1),
   };
   if (o.minutes <= 0 && o.iterations <= 0) o.iterations = 200;
   o.out ||= join(tmpdir(), `klx-fuzz-${o.seed}`);
