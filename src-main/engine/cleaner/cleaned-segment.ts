@@ -3,7 +3,9 @@
  * at a time (spec §13.8–§13.9; Kafka's `LogSegment.append` on the segment `UnifiedLog.createNewCleanedSegment`
  * opens, then `onBecomeInactiveSegment`, `flush`, `setLastModified`).
  *
- * Index rule, per appended chunk (not per batch): when the bytes appended since the last index entry
+ * Index rule, per appended chunk (not per batch), as Kafka ≤ 3.9's `LogSegment.append` (since 4.0,
+ * KAFKA-806, a broker checks `index.interval.bytes` per batch inside an append, so its cleaned
+ * segments are indexed as densely as the source; spec §13.8 still gives the older rule, kept here): when the bytes appended since the last index entry
  * are strictly more than `index.interval.bytes` *before* this chunk, add the offset-index entry
  * `(chunk's largest offset, chunk's start position)` and the time-index entry
  * `(largest timestamp so far, last offset of the batch that holds it)` when that timestamp is above

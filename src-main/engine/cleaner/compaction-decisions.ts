@@ -55,8 +55,10 @@ export function recordDecision(x: ExplainContext, h: BatchHeader, f: RecordFacts
       if (x.rules.name === 'classic') {
         return { decision: 'remove', reason: 'tombstone-horizon-passed', evidence: `tombstone removed: now − its timestamp = ${durationText(x.now - f.timestamp)} > delete.retention.ms ${drm} (classic rules, one pass)` };
       }
+      // Cleaner.doClean: legacyDeleteHorizonMs = last modified time of the last segment below the first
+      // dirty offset − delete.retention.ms; cleanSegments retains v0/v1 deletes while a segment's mtime is above it.
       if (h.magic < 2) {
-        return { decision: 'remove', reason: 'tombstone-horizon-passed', evidence: `tombstone removed: a v${h.magic} message in a segment last modified more than delete.retention.ms ${drm} before the last clean segment` };
+        return { decision: 'remove', reason: 'tombstone-horizon-passed', evidence: `tombstone removed: a v${h.magic} message (no delete horizon) in a segment last modified at least delete.retention.ms ${drm} before the last segment below the first dirty offset` };
       }
       return { decision: 'remove', reason: 'tombstone-horizon-passed', evidence: `tombstone removed: horizon passed (delete horizon ${timeText(horizon!)} ≤ now ${timeText(x.now)})` };
     }
@@ -72,7 +74,7 @@ export function recordDecision(x: ExplainContext, h: BatchHeader, f: RecordFacts
       return { decision: 'keep', reason: 'tombstone-until-horizon', evidence: `tombstone kept: now − its timestamp = ${durationText(x.now - f.timestamp)}, not above delete.retention.ms ${drm} (classic rules)` };
     }
     if (h.magic < 2) {
-      return { decision: 'keep', reason: 'tombstone-until-horizon', evidence: `tombstone kept: a v${h.magic} message in a segment modified within delete.retention.ms ${drm} of the last clean segment` };
+      return { decision: 'keep', reason: 'tombstone-until-horizon', evidence: `tombstone kept: a v${h.magic} message (no delete horizon) in a segment last modified less than delete.retention.ms ${drm} before the last segment below the first dirty offset` };
     }
     if (horizon === null) {
       const hz = x.now + drm;
@@ -115,7 +117,19 @@ export function explainControlRecord(x: ExplainContext, h: BatchHeader, offset: 
       ? { decision: 'keep', reason: 'marker-until-horizon', evidence: `control marker kept: its transaction has no data left but now − its timestamp = ${durationText(x.now - h.maxTimestamp)}, not above delete.retention.ms ${x.deleteRetentionMs} (classic rules)` }
       : { decision: 'keep', reason: 'marker-until-horizon', evidence: `control marker kept until its horizon ${timeText(hz)}${horizon === null ? ' (written now: now + delete.retention.ms)' : ''}: its transaction has no data left` };
   } else {
-    d = { decision: 'keep', reason: 'marker-guards-data', evidence: `control marker kept: data of producer ${h.producerId}'s transaction is still in the log` };
+    // CleanedTransactionMetadata.onControlBatchRead: an ABORT marker is kept when this round read a
+    // batch of its transaction (removed now as aborted data), a COMMIT marker when this round read
+    // a transactional batch of its producer since the previous marker; other control types are always kept.
+    d = {
+      decision: 'keep',
+      reason: 'marker-guards-data',
+      evidence:
+        type === 'ABORT'
+          ? `control marker kept: this round read data of producer ${h.producerId}'s aborted transaction (removed now); a later round that finds none left starts the marker's delete horizon`
+          : type === 'COMMIT'
+            ? `control marker kept: this round read data of producer ${h.producerId}'s transaction`
+            : `control record kept: a ${type} record (only ABORT and COMMIT markers are ever removed)`,
+    };
   }
   if (!x.decisions.detailedNow) {
     x.decisions.addFolded(x.segment, d.decision, d.reason, offset, () => d.evidence);
@@ -147,9 +161,11 @@ export function explainBatch(x: ExplainContext, h: BatchHeader, fate: BatchFate)
       d = { decision: 'remove', reason: 'batch-dropped', evidence: `batch dropped: none of its ${h.recordCount} records is kept` };
       break;
     case 'kept-empty':
+      // Cleaner.cleanInto's checkBatchRetention: RETAIN_EMPTY for an active producer's last batch, and for the
+      // batch whose next offset is the round's upper bound (LogCleaner ≤ 4.3; KAFKA-20452 made it the high watermark in 4.4).
       d = fate.lastOfProducer
         ? { decision: 'keep', reason: 'empty-batch-kept', evidence: `empty batch kept: last batch of producer ${h.producerId} (sequence ${h.baseSequence < 0 ? -1 : h.baseSequence + h.lastOffsetDelta}), so the producer's state survives` }
-        : { decision: 'keep', reason: 'empty-batch-kept', evidence: `empty batch kept: it ends right before the first uncleanable offset ${fate.upperBound}, so the log keeps its last offset` };
+        : { decision: 'keep', reason: 'empty-batch-kept', evidence: `empty batch kept: it ends right before the first uncleanable offset ${fate.upperBound}, so the log keeps its last offset (Kafka 3.x–4.3; since 4.4 only a batch ending at the high watermark is kept empty)` };
       break;
     case 'copied':
       d = { decision: 'keep', reason: 'batch-copied', evidence: `batch copied byte for byte (${h.recordCount} record${h.recordCount === 1 ? '' : 's'})` };

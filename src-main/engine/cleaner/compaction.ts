@@ -23,7 +23,7 @@
  *
  * Two deliberate differences from a broker, both about files, never about which records survive:
  * - a group of one segment whose cleaned bytes equal its current bytes is left in place (a broker
- *   rewrites it with identical batches and sparser indexes);
+ *   rewrites it with identical batches, and before Kafka 4.0 sparser indexes: LogSegment.append indexes per batch since KAFKA-806);
  * - in the last replaced group, trailing source segments that produce no output at all (every record
  *   superseded, keyless or expired) are left in place unchanged when the new segment would end below
  *   them: a broker's startup recovery only deletes old segments inside the offset range the new
@@ -140,16 +140,24 @@ function checkDone(signal: AbortSignal | undefined, dir: string): void {
   if (signal?.aborted) throw new KlxError('cancelled', 'compaction cancelled: nothing was changed', { file: dir });
 }
 
-/** Why nothing is cleanable, or null. */
-function nothingCleanable(log: PartitionLog, r: CleanableInfo, likeBroker: boolean): string | null {
+/**
+ * Why nothing is cleanable, or null. The bounds are `LogCleanerManager.cleanableOffsets`'s; the last
+ * stable offset is `UnifiedLog.lastStableOffset`: the first offset of the earliest open transaction
+ * when below the high watermark, else the high watermark itself (`openTxn` says which).
+ */
+function nothingCleanable(log: PartitionLog, r: CleanableInfo, likeBroker: boolean, openTxn: { producerId: bigint; firstOffset: bigint } | null): string | null {
   if (r.firstUncleanableOffset <= r.firstDirtyOffset) {
     const active = log.activeSegment!;
     if (r.uncleanableReason === 'active-segment' || r.firstDirtyOffset >= active.baseOffset) {
       return log.segments.length === 1 ? 'nothing cleanable: the only segment is the active segment, which is never cleaned' : `nothing cleanable: the dirty data (from offset ${r.firstDirtyOffset}) is all in the active segment, which is never cleaned`;
     }
     if (r.uncleanableReason === 'min-compaction-lag') return `nothing cleanable: segment ${r.firstUncleanableOffset} is younger than min.compaction.lag.ms, which fences it and every later segment`;
-    return `nothing cleanable: an open transaction holds the last stable offset at ${r.lastStableOffset}`;
+    if (openTxn && openTxn.firstOffset === r.lastStableOffset) {
+      return `nothing cleanable: an open transaction of producer ${openTxn.producerId} starts at offset ${openTxn.firstOffset}, the last stable offset; a broker never cleans at or past it (UnifiedLog.lastStableOffset)`;
+    }
+    return `nothing cleanable: the high watermark (replication-offset-checkpoint) is ${r.lastStableOffset}, inside segment ${r.firstUncleanableOffset}; a broker never cleans at or past it (UnifiedLog.lastStableOffset)`;
   }
+  // LogCleanerManager.grabFilthiestCompactedLog: overdue (max.compaction.lag.ms) with cleanable bytes, or ratio above the minimum.
   if (likeBroker && !r.brokerWouldClean) {
     return `a broker would not clean it now: dirty ratio ${r.dirtyRatio.toFixed(3)} is not above min.cleanable.dirty.ratio ${r.minCleanableDirtyRatio} and max.compaction.lag.ms has not passed`;
   }
@@ -197,7 +205,9 @@ function cleanRound(log: PartitionLog, opts: CompactionOptions, env: RoundEnv): 
   const hw = hwCp === null || hwCp > leo ? leo : hwCp;
   const lso = producers.firstUnstableOffset !== null && producers.firstUnstableOffset < hw ? producers.firstUnstableOffset : hw;
   const range = cleanableRange(log, now, lso);
-  const reason = nothingCleanable(log, range, opts.likeBroker ?? false);
+  let openTxn: { producerId: bigint; firstOffset: bigint } | null = null;
+  for (const [producerId, firstOffset] of producers.openTransactions) if (firstOffset === lso) openTxn = { producerId, firstOffset };
+  const reason = nothingCleanable(log, range, opts.likeBroker ?? false, openTxn);
   if (reason) return { round: null, range, reason };
 
   return cleanMapped(log, opts, env, range, producers, SupersededOffsets.forRange(Number(range.firstDirtyOffset), Number(range.firstUncleanableOffset)));

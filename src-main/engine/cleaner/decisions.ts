@@ -112,7 +112,7 @@ export const REASON_TEXT: Record<DecisionReason, string> = {
   'tombstone-horizon-passed': 'a tombstone past its delete horizon',
   aborted: 'data of an aborted transaction',
   'marker-until-horizon': 'a transaction marker with no data left, before its horizon',
-  'marker-guards-data': 'a transaction marker whose transaction still has data',
+  'marker-guards-data': 'a transaction marker whose transaction had data in this round',
   'marker-horizon-passed': 'a transaction marker with no data left, past its horizon',
   'left-in-place': 'a source segment left in place this round',
   'batch-copied': 'a batch copied byte for byte',

@@ -98,7 +98,8 @@ function describeMs(ms: bigint): string {
 
 /**
  * Decides what retention does to a partition now (spec §12), touching nothing.
- * @throws KlxError `offset-out-of-range` when `deleteBeforeOffset` is above the high watermark (as
+ * @throws KlxError `invalid-config` when `deleteBeforeOffset` is given on a compact-only topic (a broker's
+ *   DeleteRecords refuses it: Partition.deleteRecordsOnLeader); `offset-out-of-range` when `deleteBeforeOffset` is above the high watermark (as
  *   Kafka's DeleteRecords refuses it); `not-found` / `io-error` when a file cannot be read.
  */
 export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}): RetentionDecision {
@@ -111,11 +112,23 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
   const logStartBefore = log.logStartOffset;
   let hw = hwCheckpoint === null ? leo : hwCheckpoint < leo ? hwCheckpoint : leo;
   if (hw < logStartBefore) hw = logStartBefore;
+  // No checkpointed high watermark: a broker starts at 0 (Partition.createLogIfNotExists → updateHighWatermark), and a
+  // single-replica leader raises it to the log end offset as soon as it leads (Partition.maybeIncrementLeaderHW).
   if (hwCheckpoint === null) notes.push(`no high watermark in replication-offset-checkpoint: the log end offset ${leo} is used (a single replica)`);
   let logStart = logStartBefore;
 
   if (opts.deleteBeforeOffset !== undefined) {
     const n = opts.deleteBeforeOffset;
+    // Partition.deleteRecordsOnLeader: PolicyViolationException when the policy lacks delete (Kafka ≤ 4.1
+    // also for an empty policy; 4.2 and later only when it is compact without delete).
+    if (policy.includes('compact') && !policy.includes('delete')) {
+      throw new KlxError('invalid-config', `Records of partition ${log.topic}-${log.partition} can not be deleted due to the configured policy (cleanup.policy=${policy.join(',')}): a broker refuses DeleteRecords unless the policy includes delete (Partition.deleteRecordsOnLeader)`, {
+        file: log.dir,
+        details: { cleanupPolicy: policy.join(','), requested: n.toString() },
+      });
+    }
+    if (policy.length === 0) notes.push('cleanup.policy is empty: a Kafka 4.2+ broker accepts DeleteRecords here, an earlier one refuses it (Partition.deleteRecordsOnLeader)');
+    // UnifiedLog.maybeIncrementLogStartOffset: OffsetOutOfRangeException above the high watermark.
     if (n > hw) {
       throw new KlxError('offset-out-of-range', `Cannot increment the log start offset to ${n} of partition ${log.topic}-${log.partition} since it is larger than the high watermark ${hw}`, {
         file: log.dir,
@@ -495,6 +508,7 @@ export function executeRetention(d: RetentionDecision, ctx: RunContext): string[
   attempt('fsync of the partition folder', () => steps.fsyncDir(dir));
   attempt('trash manifest', () => entry.commit(`retention: ${d.deleted.length} segment(s) deleted, log start offset ${d.logStartOffsetBefore} → ${newStart}`));
   if (failures.length > 0) {
+    // A broker removes them at its next retention check (UnifiedLog.deleteLogStartOffsetBreachedSegments).
     throw new KlxError('io-error', `retention committed (log start offset ${newStart}) but could not finish: ${failures.join('; ')}. The files left below the log start offset are no longer readable and a broker removes them.`, { file: dir });
   }
   return [entry.manifest.id];

@@ -167,6 +167,29 @@ describe('compaction cases', () => {
     expect(offsets(dir).filter((o) => o >= 9)).toEqual([9, 10, 11]);
   });
 
+  it('the high watermark (replication-offset-checkpoint 3, no transaction) bounds the range: the note names the high watermark, not an open transaction', () => {
+    const logDir = tempDir();
+    const dir = buildPartition(logDir, {
+      segments: [
+        { baseOffset: 0n, batches: singles(rec('k1', 'a'), rec('k1', 'b'), rec('k1', 'c'), rec('k1', 'd'), rec('k1', 'e')) },
+        { baseOffset: 5n, batches: singles(rec('k1', 'f')) },
+      ],
+    }, { highWatermark: 3n });
+    const plan = planCompaction(dir, { now: 10_000, config: { 'cleanup.policy': ['compact'] } });
+    expect(plan.cleanable).toMatchObject({ lastStableOffset: 3n, firstDirtyOffset: 0n, firstUncleanableOffset: 0n, uncleanableReason: 'last-stable-offset' });
+    expect(plan.nothingToDo).toBe(true);
+    expect(plan.notes).toContain('nothing cleanable: the high watermark (replication-offset-checkpoint) is 3, inside segment 0; a broker never cleans at or past it (UnifiedLog.lastStableOffset)');
+    // With an open transaction the note names it (B15 (c) above is the same bound through a transaction).
+    const open = buildPartition(tempDir(), {
+      segments: [
+        { baseOffset: 0n, batches: [{ isTransactional: true, producerId: 11n, producerEpoch: 0, baseSequence: 0, records: [rec('k1', 'a', 1000)] }, ...singles(rec('k1', 'b', 1000))] },
+        { baseOffset: 2n, batches: singles(rec('k1', 'c', 1000)) },
+      ],
+    });
+    const p2 = planCompaction(open, { now: 10_000, config: { 'cleanup.policy': ['compact'] } });
+    expect(p2.notes).toContain('nothing cleanable: an open transaction of producer 11 starts at offset 0, the last stable offset; a broker never cleans at or past it (UnifiedLog.lastStableOffset)');
+  });
+
   it('B16: every codec decodes; the lz4 batch is rebuilt as lz4 (base 0, lastOffsetDelta 2, one record), the others are unchanged byte for byte', () => {
     const logDir = tempDir();
     const dir = buildPartition(logDir, {

@@ -107,12 +107,12 @@ describe('cleaner decisions', () => {
       [0, 'remove', 'aborted', 'aborted transaction of producer 5'],
       [1, 'remove', 'aborted', 'aborted transaction of producer 5'],
       [2, 'keep', 'marker-until-horizon', 'control marker kept until its horizon 2023-11-15 22:13:20.000 (written now: now + delete.retention.ms): its transaction has no data left'],
-      [3, 'keep', 'marker-guards-data', "control marker kept: data of producer 5's transaction is still in the log"],
+      [3, 'keep', 'marker-guards-data', "control marker kept: this round read data of producer 5's aborted transaction (removed now); a later round that finds none left starts the marker's delete horizon"],
       [4, 'keep', 'latest-for-key', 'kept: latest for key k3'],
-      [5, 'keep', 'marker-guards-data', "control marker kept: data of producer 5's transaction is still in the log"],
+      [5, 'keep', 'marker-guards-data', "control marker kept: this round read data of producer 5's transaction"],
       [6, 'remove', 'aborted', 'aborted transaction of producer 6'],
       [7, 'remove', 'aborted', 'aborted transaction of producer 6'],
-      [8, 'keep', 'marker-guards-data', "control marker kept: data of producer 6's transaction is still in the log"],
+      [8, 'keep', 'marker-guards-data', "control marker kept: this round read data of producer 6's aborted transaction (removed now); a later round that finds none left starts the marker's delete horizon"],
     ]);
     expect(batches(plan)).toEqual([
       [0, 1, 'remove', 'batch-dropped'],

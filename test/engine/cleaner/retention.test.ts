@@ -109,6 +109,15 @@ describe('retention', () => {
     expect(readFileSync(join(logDir, 'log-start-offset-checkpoint'), 'utf8')).toBe('0\n1\ntest 0 150\n');
   });
 
+  it('DeleteRecords on a compact-only topic is refused as a broker refuses it (Partition.deleteRecordsOnLeader: PolicyViolationException); compact,delete accepts it', () => {
+    const { dir } = b10();
+    expect(() => planRetention(dir, { now: 100_000, config: { 'cleanup.policy': ['compact'] }, deleteBeforeOffset: 150n })).toThrow(
+      'Records of partition test-0 can not be deleted due to the configured policy (cleanup.policy=compact): a broker refuses DeleteRecords unless the policy includes delete (Partition.deleteRecordsOnLeader)',
+    );
+    const plan = planRetention(dir, { now: 100_000, config: { 'cleanup.policy': ['compact', 'delete'], 'retention.ms': -1n }, deleteBeforeOffset: 150n });
+    expect(plan.log.logStartOffsetAfter).toBe(150n);
+  });
+
   it('B10: --delete-before-offset 150 raises the log start, deletes seg@0 and reports the hidden records; above the HW it is refused', () => {
     const { dir } = b10();
     const plan = planRetention(dir, { now: 100_000, config: { 'retention.ms': -1n }, deleteBeforeOffset: 150n });
