@@ -325,7 +325,7 @@ export const contract = {
   }),
 
   'log.seekTimestamp': call({
-    doc: 'The first offset whose record has a timestamp at or after the given one, as ListOffsets answers it (−2 earliest, −1 latest); found false when none.',
+    doc: 'The first offset whose record has a timestamp at or after the given one, as a broker answers a ListOffsets without isolation level (a replica\'s: every record up to the log end offset, as the tables show them; Kafka Partition.fetchOffsetForTimestamp); −2 earliest, −1 latest = the log end offset; found false when none. A consumer\'s answer stops at the high watermark: klx offset-for-time.',
     request: z.strictObject({ dir: pathText, timestamp: int64 }),
     response: z.object({
       found: z.boolean(),

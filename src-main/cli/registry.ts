@@ -204,9 +204,13 @@ function registerFetch(program: Command): void {
 function registerOffsetForTime(program: Command): void {
   program
     .command('offset-for-time')
-    .description('the first offset whose record has a timestamp at or after --timestamp (Kafka offsetsForTimes); "earliest" / "latest" give the log start / end offset')
+    .description(
+      'the first offset whose record has a timestamp at or after --timestamp, as a broker answers a consumer (Kafka offsetsForTimes, Partition.fetchOffsetForTimestamp); ' +
+        '"earliest" gives the log start offset, "latest" the high watermark (read_committed: the last stable offset); a record at or past that is no answer',
+    )
     .argument('<dir>', 'partition folder, or a log directory with --partition')
     .requiredOption('--timestamp <ms>', 'ms since the epoch, an ISO-8601 date, "earliest" or "latest"', parseTimestampArg)
+    .option('--isolation <level>', 'read_uncommitted (up to the high watermark of replication-offset-checkpoint, or the log end offset when it has none) or read_committed (up to the last stable offset)', parseIsolation, 'read_uncommitted')
     .option('--partition <topic-N>', 'the partition to search when DIR holds several')
     .option('--json', 'print one JSON object')
     .action(async (dir: string, opts: OffsetForTimeCliOptions) => (await import('./commands/offset-for-time.ts')).runOffsetForTime(dir, opts));
@@ -322,8 +326,11 @@ function registerVerify(program: Command): void {
     .option('--shallow', 'do not decompress and decode records (CRC, framing, offsets and indexes are still checked)')
     .addHelpText(
       'after',
-      '\nSeverities: error = data or an index a reader would trust is wrong; warning = something a broker repairs at startup\n' +
-        "(missing/untrimmed index, zero-filled tail, leftover .deleted/.cleaned/.swap files); info = normal facts (older-broker index style...).\n" +
+      '\nSeverities: error = data or an index a reader would trust is wrong; warning = something a broker corrects, works around or\n' +
+        'passes over: at every startup leftover .deleted/.cleaned/.swap files, orphan indexes and a missing .index (LogLoader); an untrimmed\n' +
+        'index or a zero-filled tail only in a segment it recovers (from the recovery point on, none after a clean shutdown:\n' +
+        'LogLoader.recoverLog); a checkpoint outside the log when it loads or uses it (UnifiedLog.updateHighWatermark,\n' +
+        'LogCleanerManager); index entries that point past their batch; info = normal facts (older-broker index style...).\n' +
         'Fix what can be fixed with `klx repair DIR` (try --dry-run first).',
     )
     .action(async (dir: string, opts: VerifyCliOptions) => (await import('./commands/verify.ts')).runVerify(dir, opts));
@@ -347,9 +354,14 @@ Damaged .log files:
                             would cut them: a partial, zeroed or overwritten TAIL (nothing valid
                             after it) of the last segment, when a broker recovers that segment.
                             Anything else is reported and left in place, with what a broker would
-                            do: cut it and delete later segments, or not notice it at all (below
-                            the recovery point, after a clean shutdown, or a complete batch whose
-                            CRC is valid): consumers then fail at that offset. No valid record is
+                            do: cut the segment there (LogSegment.recover) and delete every later
+                            segment (LogLoader.recoverLog), or cut only that segment when it
+                            recovers it alone because its .index is missing (loadSegmentFiles), or
+                            not notice it at all (below the recovery point, after a clean shutdown,
+                            or inside a complete batch whose size and CRC are valid: recovery
+                            checks only those, RecordBatch.ensureValid). Consumers then stop at
+                            that offset (CompletedFetch) and followers refuse a batch whose CRC
+                            fails (UnifiedLog.analyzeAndValidateRecords). No valid record is
                             dropped and no offset gap is made (exit code 1 tells you a decision is
                             needed).
   --truncate-at-corruption  cut the segment at the first invalid batch even when valid batches

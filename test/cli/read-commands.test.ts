@@ -99,12 +99,36 @@ describe('klx fetch / holes / offset-for-time on a built transactional partition
   });
 
   it('offset-for-time: a timestamp, earliest, latest, and "not found" as offset -1', () => {
-    expect(klx('offset-for-time', dir, '--timestamp', '1500').stdout).toBe('timestamp 1500 (1970-01-01T00:00:01.500Z): offset 9 timestamp 2000 (1970-01-01T00:00:02.000Z) leader epoch 0 (segment 9)\n');
-    expect(lines(klx('offset-for-time', dir, '--timestamp', 'earliest', '--json').stdout)).toEqual([{ found: true, target: -2, offset: 0, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null }]);
-    expect(lines(klx('offset-for-time', dir, '--timestamp', 'latest', '--json').stdout)[0]).toMatchObject({ offset: 11 });
+    const note = 'no high watermark for test-0 in replication-offset-checkpoint: the log end offset 11 is used (a broker would load 0, i.e. the log start offset 0, and advance it as the in-sync replicas fetch: Partition.createLog)';
+    expect(klx('offset-for-time', dir, '--timestamp', '1500').stdout).toBe(`timestamp 1500 (1970-01-01T00:00:01.500Z): offset 9 timestamp 2000 (1970-01-01T00:00:02.000Z) leader epoch 0 (segment 9)\nnote: ${note}\n`);
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'earliest', '--json').stdout)).toEqual([{ found: true, target: -2, offset: 0, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null, isolation: 'read_uncommitted', lastFetchableOffset: 11, limit: 'log-end', logEndOffset: 11, pastLimitOffset: null, note }]);
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'latest', '--json').stdout)[0]).toMatchObject({ offset: 11, limit: 'log-end', note });
+    expect(klx('offset-for-time', dir, '--timestamp', 'latest').stdout).toBe(`latest: offset 11 (read_uncommitted: the log end offset; log end offset 11; Kafka Partition.fetchOffsetForTimestamp)\nnote: ${note}\n`);
     const none = klx('offset-for-time', dir, '--timestamp', '2001', '--json');
     expect(none.status).toBe(0);
-    expect(lines(none.stdout)).toEqual([{ found: false, target: 2001, offset: -1, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null }]);
+    expect(lines(none.stdout)).toEqual([{ found: false, target: 2001, offset: -1, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null, isolation: 'read_uncommitted', lastFetchableOffset: 11, limit: 'log-end', logEndOffset: 11, pastLimitOffset: null, note }]);
+  });
+
+  it('offset-for-time --isolation read_committed: latest is the last stable offset 10 (producer 11\'s transaction is open at 10)', () => {
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'latest', '--isolation', 'read_committed', '--json').stdout)[0]).toMatchObject({ found: true, offset: 10, isolation: 'read_committed', lastFetchableOffset: 10, limit: 'last-stable-offset', logEndOffset: 11 });
+  });
+});
+
+describe('klx offset-for-time: latest is the high watermark a consumer gets, not the log end offset', () => {
+  // offsets 0..3 at 1000, 2000, 3000, 4000; replication-offset-checkpoint says 2.
+  const dir = buildPartition(tempDir('klx-cli-hw-'), { segments: [{ batches: singles(rec('a', '1', 1000), rec('b', '2', 2000), rec('c', '3', 3000), rec('d', '4', 4000)) }] }, { highWatermark: 2n });
+
+  it('latest → 2 (the checkpointed high watermark), log end 4', () => {
+    expect(klx('offset-for-time', dir, '--timestamp', 'latest').stdout).toBe('latest: offset 2 (read_uncommitted: the high watermark; log end offset 4; Kafka Partition.fetchOffsetForTimestamp)\n');
+    expect(lines(klx('offset-for-time', dir, '--timestamp', 'latest', '--json').stdout)[0]).toMatchObject({ offset: 2, lastFetchableOffset: 2, limit: 'high-watermark', logEndOffset: 4, note: null });
+  });
+
+  it('a timestamp whose first record is past the high watermark: offset -1, naming the withheld record', () => {
+    const r = klx('offset-for-time', dir, '--timestamp', '2500');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('timestamp 2500 (1970-01-01T00:00:02.500Z): no record a read_uncommitted consumer may fetch has a timestamp at or after it (offset -1, timestamp -1): the first one, offset 2 timestamp 3000, is at or past the high watermark 2 (Kafka ReplicaManager.fetchOffset)\n');
+    expect(lines(klx('offset-for-time', dir, '--timestamp', '2500', '--json').stdout)[0]).toMatchObject({ found: false, offset: -1, pastLimitOffset: 2 });
+    expect(lines(klx('offset-for-time', dir, '--timestamp', '1500', '--json').stdout)[0]).toMatchObject({ found: true, offset: 1, timestamp: 2000 });
   });
 });
 

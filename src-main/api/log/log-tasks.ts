@@ -113,7 +113,8 @@ async function exportSources(a: LogTaskArgs<ExportTaskReq>): Promise<{ sources: 
     if (req.from !== undefined) from = offsetOf(req.from);
     if (req.to !== undefined) to = offsetOf(req.to);
   } else if (req.scope === 'time') {
-    // As ListOffsets answers a time (Kafka's UnifiedLog.fetchOffsetByTimestamp): the first offset whose record's timestamp is at or after it.
+    // As ListOffsets without isolation level answers a time (Kafka's Partition.fetchOffsetForTimestamp, UnifiedLog.fetchOffsetByTimestamp):
+    // the first offset whose record's timestamp is at or after it, up to the log end offset (an export takes every record the files hold).
     if (req.fromTime !== undefined) {
       const hit = await offsetForTimestamp(log, offsetOf(req.fromTime));
       from = hit ? hit.offset : log.logEndOffset;
@@ -151,7 +152,7 @@ export const logTasks = {
   recordValue: (a: LogTaskArgs<ParsedReq<'log.recordValue'>>): Promise<Res<'log.recordValue'>> => recordValue(partitionOf(a), a.req),
   batches: async (a: LogTaskArgs<ParsedReq<'log.batches'>>): Promise<Res<'log.batches'>> => batchesPage(partitionOf(a), a.req),
   seekTimestamp: async (a: LogTaskArgs<ParsedReq<'log.seekTimestamp'>>): Promise<Res<'log.seekTimestamp'>> => {
-    const hit = await offsetForTimestamp(partitionOf(a), offsetOf(a.req.timestamp));
+    const hit = await offsetForTimestamp(partitionOf(a), offsetOf(a.req.timestamp), { isolation: 'none' });
     if (!hit) return { found: false, offset: null, timestamp: null, segmentBaseOffset: null, leaderEpoch: null };
     return { found: true, offset: s(hit.offset), timestamp: s(hit.timestamp), segmentBaseOffset: sn(hit.segmentBaseOffset), leaderEpoch: hit.leaderEpoch };
   },

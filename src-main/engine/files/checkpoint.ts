@@ -111,13 +111,15 @@ export interface OffsetCheckpointEntry {
 
 /**
  * Parses an offset checkpoint file's bytes (spec §11.1; Kafka `OffsetCheckpointFile.Formatter`:
- * exactly 3 fields, partition `Integer.parseInt`, offset `Long.parseLong`).
+ * exactly 3 fields, partition `Integer.parseInt`, offset `Long.parseLong`). A line with a leading blank
+ * and two fields (` 0 5`) is topic "" as Kafka reads it (the `\s+` split keeps a leading empty field).
  * @returns the entries in file order (`[]` for an empty file).
  * @throws KlxError `corrupt-checkpoint` with `file` and the byte `position` of the bad line.
  */
 export function parseOffsetCheckpoint(buf: Uint8Array, file = '<buffer>'): OffsetCheckpointEntry[] {
   return parseCheckpoint(buf, file, (f) => {
-    if (f.length !== 3 || f[0] === '') return undefined;
+    // " 0 5" splits into "", "0", "5": Kafka reads topic "" (no partition has that name, so no broker uses the entry).
+    if (f.length !== 3) return undefined;
     const partition = parseJavaInt(f[1]!);
     const offset = parseJavaLong(f[2]!);
     if (partition === undefined || offset === undefined) return NUMBER_FORMAT;
@@ -137,13 +139,15 @@ export function readOffsetCheckpoint(path: string): OffsetCheckpointEntry[] {
 
 /**
  * Formats an offset checkpoint: `0\n<count>\n` then `topic partition offset\n` per entry.
- * @throws KlxError `invalid-argument` for a topic that is empty or contains whitespace, a partition
- *   outside int32, or an offset outside int64.
+ * A topic "" is written as Kafka reads it back (` 0 5`, see {@link parseOffsetCheckpoint}), so a
+ * file holding such a line keeps it when another partition's line is updated.
+ * @throws KlxError `invalid-argument` for a topic that contains whitespace, a partition outside int32,
+ *   or an offset outside int64.
  */
 export function formatOffsetCheckpoint(entries: readonly OffsetCheckpointEntry[]): string {
   return formatCheckpoint(
     entries.map((e, i) => {
-      if (!e.topic || /\s/.test(e.topic)) throw new KlxError('invalid-argument', `checkpoint entry ${i}: topic '${e.topic}' is empty or contains whitespace`);
+      if (/\s/.test(e.topic)) throw new KlxError('invalid-argument', `checkpoint entry ${i}: topic '${e.topic}' contains whitespace`);
       if (!Number.isInteger(e.partition) || e.partition < INT32_MIN || e.partition > INT32_MAX) throw new KlxError('invalid-argument', `checkpoint entry ${i}: partition ${e.partition} is not an int32`);
       if (e.offset < INT64_MIN || e.offset > INT64_MAX) throw new KlxError('invalid-argument', `checkpoint entry ${i}: offset ${e.offset} is not an int64`);
       return `${e.topic} ${e.partition} ${e.offset}`;

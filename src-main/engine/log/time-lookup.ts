@@ -19,15 +19,27 @@
  * entries, else the whole segment), which is what a broker has after recovering the segment. Only when
  * no batch carries a timestamp (v0 data) is the `.log` file's mtime used, as Kafka does.
  *
- * Special targets: −2 (EARLIEST) → logStartOffset, −1 (LATEST) → logEndOffset, both with timestamp −1.
+ * Special targets: −2 (EARLIEST) → logStartOffset, −1 (LATEST) → the last offset the asker may fetch,
+ * both with timestamp −1.
+ *
+ * Who asks matters (Kafka `Partition.fetchOffsetForTimestamp` and `ReplicaManager.fetchOffset`, 2.x–4.1):
+ * a consumer's ListOffsets carries an isolation level, and its "last fetchable offset" is the high
+ * watermark (read_uncommitted) or the last stable offset (read_committed); a replica's request has
+ * none and gets the log end offset. LATEST answers that offset, and a timestamp whose first record is
+ * at or past it gets no answer (offset −1). Offline, the high watermark is the partition's entry in
+ * `replication-offset-checkpoint`, clamped to [logStartOffset, logEndOffset] as
+ * `UnifiedLog.updateHighWatermark` does when the broker loads it; without an entry the log end offset
+ * is used and said (a broker would start from 0, i.e. the log start offset, and advance it as the
+ * in-sync replicas fetch: `Partition.createLog`). The LSO comes from `transactions.ts`.
  */
 import { KlxError } from '../errors.ts';
 import { lookupTimestamp } from '../files/time-index.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
 import type { ReadProblem } from './fetch.ts';
 import { Pacer, recordsOf, scanSegmentFrom, type LongReadOptions } from './log-walk.ts';
-import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from './read-defaults.ts';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, type IsolationLevel } from './read-defaults.ts';
 import type { PartitionLog } from './partition-log.ts';
+import { loadTransactionState } from './transactions.ts';
 
 /** The special ListOffsets targets (−2 the log start offset, −1 the log end offset), from `read-defaults.ts`. */
 export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP };
@@ -50,10 +62,73 @@ export interface SegmentTimestamp {
   source: 'time-index' | 'batches' | 'mtime';
 }
 
+/**
+ * Who asks: a consumer's isolation level, or `none` for a replica's request (no isolation level:
+ * answered up to the log end offset; Kafka `Partition.fetchOffsetForTimestamp`).
+ */
+export type ListOffsetsIsolation = IsolationLevel | 'none';
+
 /** Options of {@link offsetForTimestamp}. */
 export interface TimeLookupOptions extends LongReadOptions {
   /** Receives damage met while reading (bytes that are not batches are passed over). */
   onProblem?: (problem: ReadProblem) => void;
+  /** Default `none`: up to the log end offset, every record the files hold (what the app's tables show). */
+  isolation?: ListOffsetsIsolation;
+}
+
+/** The last offset a ListOffsets asker may be answered with (Kafka `Partition.fetchOffsetForTimestamp`'s `lastFetchableOffset`). */
+export interface FetchableLimit {
+  offset: bigint;
+  /** `log-end` also when a consumer asks but the high watermark is not known (see `note`). */
+  kind: 'log-end' | 'high-watermark' | 'last-stable-offset';
+  /** Why the files did not give it as a broker has it (no or clamped checkpoint entry); null otherwise. */
+  note: string | null;
+}
+
+/** An answer of {@link listOffsets}. */
+export interface ListOffsetsAnswer {
+  /** What the asker gets; null = Kafka's offset −1, timestamp −1. */
+  answer: OffsetForTime | null;
+  limit: FetchableLimit;
+  /** The record the timestamp search found when it lies at or past `limit` (so `answer` is null). */
+  pastLimit: OffsetForTime | null;
+}
+
+/**
+ * The high watermark a broker loads for the partition, or null with a note when there is none.
+ * Kafka `Partition.createLog` reads `replication-offset-checkpoint` and `UnifiedLog.updateHighWatermark`
+ * clamps it to [logStartOffset, logEndOffset].
+ */
+function loadedHighWatermark(log: PartitionLog): { offset: bigint | null; note: string | null } {
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const hw = log.highWatermark;
+  if (hw === null) {
+    return { offset: null, note: `no high watermark for ${log.topic}-${log.partition} in replication-offset-checkpoint: the log end offset ${logEnd} is used (a broker would load 0, i.e. the log start offset ${logStart}, and advance it as the in-sync replicas fetch: Partition.createLog)` };
+  }
+  if (hw > logEnd) return { offset: logEnd, note: `replication-offset-checkpoint says ${hw}, above the log end offset ${logEnd}: a broker lowers it to the log end (UnifiedLog.updateHighWatermark)` };
+  if (hw < logStart) return { offset: logStart, note: `replication-offset-checkpoint says ${hw}, below the log start offset ${logStart}: a broker raises it to the log start (UnifiedLog.updateHighWatermark)` };
+  return { offset: hw, note: null };
+}
+
+/**
+ * The last offset a ListOffsets asker of `isolation` may be answered with (see the module comment;
+ * Kafka `Partition.fetchOffsetForTimestamp`): the log end offset for `none`, the high watermark for
+ * read_uncommitted, the last stable offset for read_committed.
+ * @throws KlxError `invalid-argument` for another isolation; `cancelled`, `io-error` (read_committed
+ *   walks the transaction markers).
+ */
+export async function lastFetchableOffset(log: PartitionLog, isolation: ListOffsetsIsolation, opts: LongReadOptions = {}): Promise<FetchableLimit> {
+  if (isolation === 'none') return { offset: log.logEndOffset, kind: 'log-end', note: null };
+  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new KlxError('invalid-argument', `isolation must be read_uncommitted, read_committed or none, got "${String(isolation)}"`);
+  const hw = loadedHighWatermark(log);
+  if (isolation === 'read_uncommitted') return hw.offset === null ? { offset: log.logEndOffset, kind: 'log-end', note: hw.note } : { offset: hw.offset, kind: 'high-watermark', note: hw.note };
+  // transactions.ts: the first offset of the earliest open transaction if below the high watermark (LEO when unknown), else that.
+  const state = await loadTransactionState(log, opts);
+  const upper = hw.offset ?? log.logEndOffset;
+  const lso = state.lastStableOffset < upper ? state.lastStableOffset : upper;
+  if (state.firstUnstableOffset !== null && state.firstUnstableOffset < upper) return { offset: lso, kind: 'last-stable-offset', note: null };
+  return { offset: lso, kind: hw.offset === null ? 'log-end' : 'high-watermark', note: hw.note === null ? 'no transaction is open: the last stable offset is the high watermark' : `${hw.note}; no transaction is open: the last stable offset is that` };
 }
 
 const largestCache = new WeakMap<LogSegment, SegmentTimestamp>();
@@ -117,20 +192,40 @@ function leaderEpochAt(log: PartitionLog, offset: bigint): number | null {
 
 /**
  * The first offset whose record has a timestamp ≥ `target` (see the module comment), or null
- * (Kafka answers offset −1, timestamp −1) when there is none.
+ * (Kafka answers offset −1, timestamp −1) when there is none or it lies at or past the last offset
+ * `opts.isolation` may fetch (default `none`: the log end offset).
  * @param target ms since the epoch, or {@link EARLIEST_TIMESTAMP} / {@link LATEST_TIMESTAMP}.
  * @throws KlxError `invalid-argument` for another negative target; `corrupt-batch` (file, position)
  *   when the batch that must be searched cannot be decoded; `cancelled`; `io-error`.
  */
 export async function offsetForTimestamp(log: PartitionLog, target: bigint, opts: TimeLookupOptions = {}): Promise<OffsetForTime | null> {
+  return (await listOffsets(log, target, opts.isolation ?? 'none', opts)).answer;
+}
+
+/**
+ * ListOffsets for one partition as Kafka answers the asker `isolation` (`Partition.fetchOffsetForTimestamp`,
+ * `ReplicaManager.fetchOffset`, `UnifiedLog.fetchOffsetByTimestamp`; see the module comment), with the
+ * limit it applied and the record it withheld.
+ * @throws as {@link offsetForTimestamp}.
+ */
+export async function listOffsets(log: PartitionLog, target: bigint, isolation: ListOffsetsIsolation, opts: Omit<TimeLookupOptions, 'isolation'> = {}): Promise<ListOffsetsAnswer> {
   if (typeof target !== 'bigint') throw new KlxError('invalid-argument', `timestamp must be an integer (bigint), got ${String(target)}`);
+  if (target < 0n && target !== EARLIEST_TIMESTAMP && target !== LATEST_TIMESTAMP) throw new KlxError('invalid-argument', `timestamp ${target} is not valid: give ms since the epoch, −2 (earliest) or −1 (latest)`);
+  const limit = await lastFetchableOffset(log, isolation, opts);
   const logStart = log.logStartOffset;
-  if (target === EARLIEST_TIMESTAMP) return { offset: logStart, timestamp: -1n, leaderEpoch: leaderEpochAt(log, logStart), segmentBaseOffset: null };
-  if (target === LATEST_TIMESTAMP) {
-    const logEnd = log.logEndOffset;
-    return { offset: logEnd, timestamp: -1n, leaderEpoch: leaderEpochAt(log, logEnd), segmentBaseOffset: null };
-  }
-  if (target < 0n) throw new KlxError('invalid-argument', `timestamp ${target} is not valid: give ms since the epoch, −2 (earliest) or −1 (latest)`);
+  // EARLIEST is not held to the limit (Partition.fetchOffsetForTimestamp passes it straight to UnifiedLog).
+  if (target === EARLIEST_TIMESTAMP) return { answer: { offset: logStart, timestamp: -1n, leaderEpoch: leaderEpochAt(log, logStart), segmentBaseOffset: null }, limit, pastLimit: null };
+  // LATEST: the limit itself, with the partition's current leader epoch (offline: the newest epoch the checkpoint knows).
+  if (target === LATEST_TIMESTAMP) return { answer: { offset: limit.offset, timestamp: -1n, leaderEpoch: leaderEpochAt(log, log.logEndOffset), segmentBaseOffset: null }, limit, pastLimit: null };
+  const found = await searchLog(log, target, opts);
+  // ReplicaManager.fetchOffset: an offset at or past lastFetchableOffset is answered as "none".
+  if (found !== null && found.offset >= limit.offset) return { answer: null, limit, pastLimit: found };
+  return { answer: found, limit, pastLimit: null };
+}
+
+/** UnifiedLog.fetchOffsetByTimestamp for a target ≥ 0: the first segment whose largest timestamp reaches it. */
+async function searchLog(log: PartitionLog, target: bigint, opts: TimeLookupOptions): Promise<OffsetForTime | null> {
+  const logStart = log.logStartOffset;
   const segs = log.segments;
   for (let i = 0; i < segs.length; i++) {
     const seg = segs[i]!;

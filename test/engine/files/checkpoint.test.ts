@@ -77,6 +77,16 @@ describe('offset checkpoint files (spec §11.1)', () => {
     expect(e.message).toBe('replication-offset-checkpoint: position 0: unrecognised checkpoint version 1, expected 0');
   });
 
+  it('a line " 0 5" is topic "" partition 0 offset 5, as Kafka reads it (OffsetCheckpointFile.Formatter: "\\s+" split keeps the leading empty field, 3 fields); in leader-epoch-checkpoint it is 3 fields, malformed', () => {
+    expect(parseOffsetCheckpoint(b('0\n2\n 0 5\norders 1 7\n'))).toEqual([
+      { topic: '', partition: 0, offset: 5n },
+      { topic: 'orders', partition: 1, offset: 7n },
+    ]);
+    expect(caught(() => parseLeaderEpochCheckpoint(b('0\n1\n 0 5\n')))).toMatchObject({ code: 'corrupt-checkpoint', position: 4, details: { kind: 'malformed' } });
+    // Written back as it was read, so that updating another partition's line keeps it (Kafka reads " 0 5" back the same).
+    expect(formatOffsetCheckpoint([{ topic: '', partition: 0, offset: 5n }])).toBe('0\n1\n 0 5\n');
+  });
+
   it('a malformed line is corrupt at that line\'s byte position', () => {
     // "0\n2\norders 0 5\n" is 15 bytes: the bad line starts at 15.
     // Three fields but Integer.parseInt("x") throws: a NumberFormatException in Kafka (details.kind number-format).

@@ -38,6 +38,12 @@ describe('withCheckpointEntry / checkpointEntryOf', () => {
 });
 
 describe('updateCheckpointEntry', () => {
+  it('keeps a line " 0 5" (topic "" as Kafka reads it) when another partition\'s line changes', () => {
+    put('0\n2\n 0 5\norders 0 7\n');
+    expect(updateCheckpointEntry(dir, FILE, 'orders', 0, 9n)).toMatchObject({ written: true, before: 7n });
+    expect(read()).toBe('0\n2\n 0 5\norders 0 9\n');
+  });
+
   it('creates a missing file, keeps the other lines and their order, and reports before / after', () => {
     expect(updateCheckpointEntry(dir, FILE, 't', 0, 7n)).toEqual({ written: true, before: null, textBefore: null, textAfter: '0\n1\nt 0 7\n' });
     put('0\n2\nz 3 1\nt 0 7\n');

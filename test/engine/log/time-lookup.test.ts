@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { readTimeIndex } from '../../../src-main/engine/files/time-index.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
-import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, offsetForTimestamp, segmentLargestTimestamp } from '../../../src-main/engine/log/time-lookup.ts';
-import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, offsetForTimestamp, segmentLargestTimestamp } from '../../../src-main/engine/log/time-lookup.ts';
+import { encodeControlKey, encodeEndTxnMarkerValue } from '../../../src-main/engine/format/control.ts';
+import { buildPartition, rec, singles, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { describeRealData, expectedBatches, REAL_DATA } from '../../support/real-data.ts';
 
 /** B20: closed seg@0 = o0 ts 1000, o1 ts 5000, o2 ts 2000; active seg@3 = o3 ts 6000, o4 ts 5500. */
@@ -136,4 +137,52 @@ describeRealData('offsetForTimestamp on real data: the first record in offset or
       expect(checked).toBeGreaterThan(0);
     });
   }
+});
+
+describe('ListOffsets as a consumer asks it (Partition.fetchOffsetForTimestamp: lastFetchableOffset = HW, LSO under read_committed)', () => {
+  // B20's offsets 0..4 (ts 1000, 5000, 2000, 6000, 5500) with a checkpointed high watermark of 3.
+  const hwLog = PartitionLog.open(buildPartition(tempDir(), { segments: [{ batches: singles(rec('o0', 'a', 1000), rec('o1', 'b', 5000), rec('o2', 'c', 2000)) }, { batches: singles(rec('o3', 'd', 6000), rec('o4', 'e', 5500)) }] }, { highWatermark: 3n }));
+
+  it('LATEST is the high watermark 3 for read_uncommitted, the log end offset 5 only as a replica asks (no isolation level)', async () => {
+    const uncommitted = await listOffsets(hwLog, LATEST_TIMESTAMP, 'read_uncommitted');
+    expect(uncommitted.answer).toEqual({ offset: 3n, timestamp: -1n, leaderEpoch: null, segmentBaseOffset: null });
+    expect(uncommitted.limit).toEqual({ offset: 3n, kind: 'high-watermark', note: null });
+    expect((await listOffsets(hwLog, LATEST_TIMESTAMP, 'none')).answer!.offset).toBe(5n);
+    expect((await offsetForTimestamp(hwLog, LATEST_TIMESTAMP, { isolation: 'read_uncommitted' }))!.offset).toBe(3n);
+  });
+
+  it('a timestamp whose first record is at or past the high watermark gets no answer (ReplicaManager: offset ≥ lastFetchableOffset → −1), and says which record it was', async () => {
+    const r = await listOffsets(hwLog, 5200n, 'read_uncommitted');
+    expect(r.answer).toBeNull();
+    expect(r.pastLimit).toEqual({ offset: 3n, timestamp: 6000n, leaderEpoch: 0, segmentBaseOffset: 3n });
+    expect((await listOffsets(hwLog, 2000n, 'read_uncommitted')).answer).toMatchObject({ offset: 1n, timestamp: 5000n });
+    expect((await listOffsets(hwLog, 5200n, 'none')).answer).toMatchObject({ offset: 3n });
+  });
+
+  it('a checkpointed high watermark above the log end or below the log start is clamped as UnifiedLog.updateHighWatermark does', async () => {
+    const above = PartitionLog.open(buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1'), rec('b', '2')) }] }, { highWatermark: 9n }));
+    expect((await listOffsets(above, LATEST_TIMESTAMP, 'read_uncommitted')).limit).toEqual({ offset: 2n, kind: 'high-watermark', note: 'replication-offset-checkpoint says 9, above the log end offset 2: a broker lowers it to the log end (UnifiedLog.updateHighWatermark)' });
+    const below = PartitionLog.open(buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1'), rec('b', '2'), rec('c', '3')) }] }, { highWatermark: 0n, logStartOffset: 1n }));
+    expect((await listOffsets(below, LATEST_TIMESTAMP, 'read_uncommitted')).limit.offset).toBe(1n);
+  });
+
+  it('without a checkpointed high watermark the log end offset is used, with a note saying so', async () => {
+    const r = await listOffsets(PartitionLog.open(b20()), LATEST_TIMESTAMP, 'read_uncommitted');
+    expect(r.answer!.offset).toBe(5n);
+    expect(r.limit.kind).toBe('log-end');
+    expect(r.limit.note).toMatch(/^no high watermark for test-0 in replication-offset-checkpoint: the log end offset 5 is used/);
+  });
+
+  it('read_committed: LATEST is the last stable offset (first offset of the open transaction at 2)', async () => {
+    const txn = (pid: number, baseOffset: number, ...keys: string[]): BatchInput => ({ baseOffset: BigInt(baseOffset), isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, baseSequence: 0, records: keys.map((k) => rec(k, 'v', 1000)) });
+    const commit = (pid: number, offset: number): BatchInput => ({ baseOffset: BigInt(offset), isControl: true, isTransactional: true, producerId: BigInt(pid), producerEpoch: 0, records: [{ key: encodeControlKey(1), value: encodeEndTxnMarkerValue(0), timestamp: 1100n }] });
+    // o0-o1 producer 5 committed at o2; producer 6's transaction opens at o3 (o3, o4), never ended: the LSO is 3.
+    const dir = buildPartition(tempDir(), { segments: [{ batches: [txn(5, 0, 'a', 'b'), commit(5, 2), txn(6, 3, 'c', 'd')] }] }, { highWatermark: 5n });
+    const log = PartitionLog.open(dir);
+    expect(log.logEndOffset).toBe(5n);
+    const r = await listOffsets(log, LATEST_TIMESTAMP, 'read_committed');
+    expect(r.limit).toEqual({ offset: 3n, kind: 'last-stable-offset', note: null });
+    expect(r.answer!.offset).toBe(3n);
+    expect((await listOffsets(log, LATEST_TIMESTAMP, 'read_uncommitted')).answer!.offset).toBe(5n);
+  });
 });
