@@ -60,7 +60,8 @@ export class SkimpyOffsetMap {
    * @param memory bytes for the table (Kafka: `log.cleaner.dedupe.buffer.size / threads`).
    * @param loadFactor Kafka's `log.cleaner.io.buffer.load.factor`.
    * @param keyHash the key digest (`key-hash.ts`; Kafka: MD5).
-   * @throws KlxError `invalid-config` when fewer than 2 keys would fit (Kafka refuses it too).
+   * @throws KlxError `invalid-config` when fewer than 2 keys would fit (Kafka's `Cleaner` asserts more than 1 slot; a broker refuses any
+   *   log.cleaner.dedupe.buffer.size under 1 MiB per cleaner thread at startup: KafkaConfig validation, so the tiny maps a lesson uses exist only here).
    */
   constructor(
     readonly memory: number = DEFAULT_DEDUPE_BUFFER_SIZE,

@@ -228,7 +228,9 @@ export function expiryOf(g: LoadedGroup, o: CommittedOffset, retentionMs: bigint
   // isSubscribedToTopic: unknown subscriptions count as subscribed for consumer-protocol groups
   const isConsumerProtocol = g.type === 'consumer' || (g.type === 'classic' && g.classic!.protocolType === 'consumer');
   if (subscribed === null ? isConsumerProtocol : subscribed.has(o.topic)) return null;
-  if (g.pendingTransactionalProducers.size > 0) return null;
+  // OffsetMetadataManager.cleanupExpiredOffsets (Kafka 4.x): a partition with a pending transactional
+  // commit keeps its offset; the others expire. (The classic coordinator of 3.x did not hold them back.)
+  if (g.pendingTransactionalPartitions.has(offsetKey(o.topic, o.partition))) return null;
   return o.expireTimestamp ?? base + retentionMs;
 }
 

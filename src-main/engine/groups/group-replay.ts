@@ -172,6 +172,11 @@ export interface LoadedGroup {
   offsets: Map<string, CommittedOffset>;
   /** Transactional offset commits without their marker yet (producer ids). */
   pendingTransactionalProducers: Set<string>;
+  /**
+   * The `topic\u0000partition` keys those pending commits are for: their offsets do not expire while
+   * pending (`OffsetMetadataManager.hasPendingTransactionalOffsets`, Kafka 4.x coordinator).
+   */
+  pendingTransactionalPartitions: Set<string>;
   /** Records of this group that could not be read. */
   problems: GroupRecordProblem[];
 }
@@ -257,7 +262,7 @@ export class GroupStore {
   group(groupId: string, offsetsPartition: number): LoadedGroup {
     let g = this.groups.get(groupId);
     if (!g) {
-      g = { groupId, type: 'simple', offsetsPartitions: new Set(), classic: null, modern: null, streams: null, offsets: new Map(), pendingTransactionalProducers: new Set(), problems: [] };
+      g = { groupId, type: 'simple', offsetsPartitions: new Set(), classic: null, modern: null, streams: null, offsets: new Map(), pendingTransactionalProducers: new Set(), pendingTransactionalPartitions: new Set(), problems: [] };
       this.groups.set(groupId, g);
     }
     g.offsetsPartitions.add(offsetsPartition);
@@ -316,7 +321,9 @@ export class GroupStore {
       let txn = this.pending.get(pk);
       if (!txn) this.pending.set(pk, (txn = new Map()));
       txn.set(`${k.group}\u0000${offsetKey(k.topic, k.partition)}`, { groupId: k.group, topic: k.topic, partition: k.partition, commit });
-      this.group(k.group, place.offsetsPartition).pendingTransactionalProducers.add(String(producerId));
+      const pg = this.group(k.group, place.offsetsPartition);
+      pg.pendingTransactionalProducers.add(String(producerId));
+      pg.pendingTransactionalPartitions.add(offsetKey(k.topic, k.partition));
       return;
     }
     this.putOffset(k.group, k.topic, k.partition, commit, place.offsetsPartition);
@@ -389,6 +396,7 @@ export class GroupStore {
     for (const { groupId, topic, partition, commit } of txn.values()) {
       const g = this.groups.get(groupId);
       g?.pendingTransactionalProducers.delete(String(producerId));
+      if (g) this.refreshPendingPartitions(g);
       if (committed) {
         this.counts.transactionalCommits++;
         this.putOffset(groupId, topic, partition, commit, offsetsPartition);
@@ -397,6 +405,12 @@ export class GroupStore {
         if (g) this.maybeDrop(g);
       }
     }
+  }
+
+  /** Recomputes a group's pending partitions from the transactions still open (another producer may hold the same partition). */
+  private refreshPendingPartitions(g: LoadedGroup): void {
+    g.pendingTransactionalPartitions.clear();
+    for (const txn of this.pending.values()) for (const e of txn.values()) if (e.groupId === g.groupId) g.pendingTransactionalPartitions.add(offsetKey(e.topic, e.partition));
   }
 
   /** After the last record of a partition: transactions still open stay pending (listed on their groups). */

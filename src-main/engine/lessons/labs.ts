@@ -94,7 +94,7 @@ const TEXTBOOK: Lab = {
       writes: [r('a', '1', 0), r('b', 'x', 1), 'roll', r('a', '2', 2), r(null, 'event', 3), 'roll', r('active', 'keep', 4)],
       run: { kind: 'compact', now: 10, rules: 'classic', config: { 'cleanup.policy': ['compact'], 'delete.retention.ms': 1000n } },
       question: 'a=1@0, b=x@1 | a=2@2, event(no key)@3 | active=keep@4. Compact with the classic rules at now 10: which offsets survive?',
-      answer: 'Offsets 1, 2, 3 and 4: a=1@0 is superseded by a=2@2; the classic rules keep the keyless event; the active segment is never cleaned. Kafka\'s rules would also drop event@3 (keyless, an invalid message), and a broker refuses keyless records on a compacted topic in the first place.',
+      answer: 'Offsets 1, 2, 3 and 4: a=1@0 is superseded by a=2@2; the classic rules keep the keyless event; the active segment is never cleaned. Kafka\'s rules would also drop event@3 (keyless, an invalid message), and a broker refuses keyless records on a compacted topic in the first place (LogValidator).',
     },
     {
       id: 'maxima',
@@ -123,7 +123,7 @@ const TEXTBOOK: Lab = {
       writes: [r('filler', 'pad', 1500), 'roll'],
       run: { kind: 'compact', now: 2000, rules: 'classic' },
       question: 'Compacted again at now 2000 (a filler record was written and rolled first: a broker only cleans again when dirty data follows). Is the tombstone still there?',
-      answer: 'No: it is 1900 ms old, above delete.retention.ms 1000, so the pass removes it; only filler=pad@2 is left. With Kafka\'s rules the first pass (500) wrote the delete horizon 1500 into its batch and this pass, past it, removes it too.',
+      answer: 'No: it is 1900 ms old, above delete.retention.ms 1000, so the pass removes it; only filler=pad@2 is left. With Kafka\'s rules the first pass (500) wrote the delete horizon 1500 into its batch and this pass, past it, removes it too (Cleaner.shouldRetainRecord).',
     },
   ],
 };
@@ -147,7 +147,7 @@ const TEN_KEYS: Lab = {
       ],
       run: { kind: 'compact', now: T(14_000), rules: 'kafka' },
       question: 'Keys k0–k9 written v1, v2, v3, then 7 s later v4 and v5, a tombstone for k3, and 7 s later roll=tail (segment.ms 5000 rolled twice). Compact: which offsets survive, and until when does k3\'s tombstone stay?',
-      answer: 'Offsets 31, 33, 35, 39, 41, 43, 45, 47, 49 (v5 of every key but k3), the tombstone at 50 and roll=tail at 51 (active). The tombstone gets the delete horizon 2026-12-01 10:00:15.000 (now + delete.retention.ms 1000).',
+      answer: 'Offsets 31, 33, 35, 39, 41, 43, 45, 47, 49 (v5 of every key but k3), the tombstone at 50 and roll=tail at 51 (active). The tombstone gets the delete horizon 2026-12-01 10:00:15.000 (now + delete.retention.ms 1000), written into its batch (MemoryRecords.filterTo, Kafka 3.1+).',
     },
     {
       id: 'second-clean',
@@ -156,7 +156,7 @@ const TEN_KEYS: Lab = {
       writes: [r('roll2', 'x', T(14_000)), r('roll3', 'y', T(21_000))],
       run: { kind: 'compact', now: T(41_000), rules: 'kafka' },
       question: 'roll2=x, 7 s later roll3=y (rolled), 20 s later compact again. What happens to the tombstone?',
-      answer: 'Its horizon (10:00:15) has passed: the pass removes it. Left: the nine v5 records, roll=tail@51, roll2=x@52 and roll3=y@53 (active).',
+      answer: 'Its horizon (10:00:15) has passed: the pass removes it (Cleaner.shouldRetainRecord). Left: the nine v5 records, roll=tail@51, roll2=x@52 and roll3=y@53 (active).',
     },
   ],
 };
@@ -175,7 +175,7 @@ const FIVE_WRITES: Lab = {
       writes: [r('k1', 'v1', T(0)), r('k1', 'v2', T(1000)), r('k2', 'v3', T(2000)), r('k2', 'v4', T(3000)), r('k1', 'v5', T(4000)), 'roll', r('filler', 'pad', T(5000))],
       run: { kind: 'compact', now: T(6000), rules: 'kafka' },
       question: 'k1=v1, k1=v2, k2=v3, k2=v4, k1=v5, roll, filler=pad. Compact: which offsets are left?',
-      answer: 'k2=v4@3 and k1=v5@4 in the cleaned segment, filler=pad@5 in the active one; 0, 1 and 2 are superseded. Offsets are never renumbered: the log now has a hole 0–2.',
+      answer: 'k2=v4@3 and k1=v5@4 in the cleaned segment, filler=pad@5 in the active one; 0, 1 and 2 are superseded. Offsets are never renumbered: the log now has a hole 0–2 (Cleaner.shouldRetainRecord keeps the latest offset per key).',
     },
     {
       id: 'second-clean',
@@ -203,7 +203,7 @@ const TIME_RETENTION: Lab = {
       writes: [...Array.from({ length: 5 }, (_, i) => r(`e${i}`, `v${i}`, T(0))), r('e5', 'v5', T(8000)), r('e6', 'v6', T(8000))],
       run: { kind: 'retention', now: T(8000) },
       question: 'retention.ms 5000, segment.ms 2000: five records, 8 s later two more (the first of them rolls the segment). Retention runs at that moment: what goes?',
-      answer: 'Segment 0 (offsets 0–4, newest record 8 s old > 5 s) goes; the active segment 5 (offsets 5–6) stays; the log start offset becomes 5.',
+      answer: 'Segment 0 (offsets 0–4, newest record 8 s old > 5 s) goes; the active segment 5 (offsets 5–6) stays; the log start offset becomes 5 (UnifiedLog.deleteRetentionMsBreachedSegments).',
     },
   ],
 };
@@ -229,7 +229,7 @@ const LATEST_STATE: Lab = {
         ],
       },
       question: '17=alpha@0, 28=one@1, 17=beta@2, 28=null@3, 17=gamma@4, 39=two@5. What is the latest state per key, which keys are live, and what history remains?',
-      answer: 'Latest: 17=gamma@4, 28=null@3 (a tombstone), 39=two@5; live: 17 and 39; the history still runs from offset 0 to 5 (six records) until compaction removes the superseded ones.',
+      answer: 'Latest: 17=gamma@4, 28=null@3 (a tombstone), 39=two@5; live: 17 and 39; the history still runs from offset 0 to 5 (six records): all six are in the active segment, which the cleaner never touches (LogCleanerManager.cleanableOffsets), so the superseded ones stay until the segment rolls and a compaction runs.',
     },
   ],
 };

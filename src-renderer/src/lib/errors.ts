@@ -108,9 +108,12 @@ const VERIFY_HINTS: Record<string, string> = {
 export function hintFor(code: string, where: 'verify' | 'elsewhere' = 'elsewhere'): string {
   if (where === 'verify' && VERIFY_HINTS[code] !== undefined) return VERIFY_HINTS[code]!;
   const findingHints: Record<string, string> = {
-    'missing-index': 'A broker rebuilds a missing index at startup; `klx repair <partition>` rebuilds it here. Reading works without it (slower seeks).',
+    // LogLoader.loadSegmentFiles: a missing .index fails LogSegment.sanityCheck and the segment is recovered; a missing .timeindex is created empty.
+    'missing-index': HINTS['missing-index']!,
+    // LogSegment.onBecomeInactiveSegment and close trim the indexes (AbstractIndex.trimToValidSize).
     'untrimmed-index': 'The index is still at its preallocated size; a broker trims it on roll or clean shutdown. `klx repair` trims it.',
     'stale-index-entries': 'Entries left after a crash; `klx repair` rebuilds the index.',
+    // LogLoader.removeTempFilesAndCollectSwapFiles: valid .swap files completed, invalid ones, .cleaned and .deleted deleted.
     'leftover-file': 'Left by an interrupted cleaner or deletion; a broker finishes or deletes it at startup. `klx repair` does the same after a preview.',
     'orphan-index': 'An index without its .log; a broker deletes it at startup.',
     'invalid-tail': HINTS['invalid-tail']!,

@@ -84,7 +84,7 @@ test('textbook lab: create, preview the retention walk, run it, then kafka vs cl
   await expect(page.getByTestId('walk-position')).toHaveText(`${Number(total) - 1} / ${total}`);
   await expect(cur).toHaveAttribute('data-phase', 'swap');
   await expect(cur).toContainText('.cleaned, renamed to .swap');
-  await expect(cur).toContainText("Kafka's LogLoader finishes any .swap");
+  await expect(cur).toContainText("Kafka's LogLoader completes the .swap files (deleting the segments they replace) once every .cleaned became a .swap");
   await page.keyboard.press('ArrowRight');
   await expect(cur).toHaveAttribute('data-phase', 'result');
   await expect(cur).toContainText('log start offset 0 → 0; cleaner checkpoint none → 4.');

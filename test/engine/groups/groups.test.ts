@@ -101,6 +101,23 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     expect(exp((await describeGroups(loaded, { now: BigInt(T0 + DAY), offsetsRetentionMs: BigInt(DAY) })).offsets, 'g-hole').expired).toBe(true);
   });
 
+  it('a pending transactional commit holds back the expiry of its own partition only (OffsetMetadataManager.cleanupExpiredOffsets, Kafka 4.x)', async () => {
+    const ld = tempDir('klx-groups-pending-');
+    for (const partition of [0, 1]) buildPartition(ld, { topic: 'orders', partition, segments: [{ batches: [{ records: [{ key: 'k', value: 'v', timestamp: BigInt(T0) }] }] }] });
+    const spec = (partition: number, offset: number): OffsetsRecordSpec => ({ type: 1, key: { group: 'g-part', topic: 'orders', partition }, version: 3, value: { offset, leaderEpoch: 0, metadata: '', commitTimestamp: T0 } });
+    const recs = (specs: OffsetsRecordSpec[]) => encodeOffsetsRecords(specs).map((e) => ({ key: Buffer.from(e.keyBase64, 'base64'), value: e.valueBase64 === null ? null : Buffer.from(e.valueBase64, 'base64'), timestamp: BigInt(T0) }));
+    buildPartition(ld, {
+      topic: '__consumer_offsets',
+      partition: offsetsPartitionFor('g-part', 50),
+      segments: [{ batches: [{ records: recs([spec(0, 1)]) }, { records: recs([spec(1, 1)]) }, { producerId: 55n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: recs([spec(1, 1)]) }] }],
+    });
+    const rows = (await describeGroups(await load(ld), { now: BigInt(T0 + 8 * DAY) })).offsets.filter((r) => r.group === 'g-part');
+    expect(rows.map((r) => [r.partition, r.expired, r.expiresAt])).toEqual([
+      [0, true, BigInt(T0 + 7 * DAY)],
+      [1, false, null],
+    ]);
+  });
+
   it('names the records that could not be read, keeps the group listed with what was read', () => {
     const bad = d.groups.find((g) => g.group === 'g-bad')!;
     expect(bad.problems).toHaveLength(1);

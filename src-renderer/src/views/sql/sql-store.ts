@@ -268,8 +268,9 @@ export const useSql = defineStore('sql', () => {
         title: 'What compaction would remove',
         sql:
           `-- Records compaction removes: every data record older than the latest record of its key,\n` +
-          `-- and keyless records. (The cleaner only rewrites closed segments, and drops a tombstone itself\n` +
-          `-- once delete.retention.ms has passed.)\n` +
+          `-- and keyless records. (The cleaner only cleans closed segments below the last stable offset, and\n` +
+          `-- drops a tombstone itself at a clean past its delete horizon: the first clean that kept it\n` +
+          `-- + delete.retention.ms, Kafka 3.1+ LogCleaner.)\n` +
           `SELECT r."offset", r.key_text, r.value_text, r.is_tombstone, l."offset" AS superseded_by\n` +
           `FROM records r\nLEFT JOIN latest l ON l.partition_id = r.partition_id AND l.key = r.key\n` +
           `WHERE ${and(wr, 'NOT r.is_control AND (l."offset" IS NULL OR l."offset" <> r."offset")')}\nORDER BY r."offset"\n`,
