@@ -154,7 +154,7 @@ export const editPreview = batchPlacement.extend({
   indexEntry: z.boolean(),
   /** A `leader-epoch-checkpoint` entry added by this batch (a fresh log's first batch). */
   leaderEpochEntry: z.object({ epoch: z.number().int(), startOffset: int64 }).nullable(),
-  /** The log dir's `.kafka_cleanshutdown` is removed first (a broker will then recover from the recovery point). */
+  /** The log dir's `.kafka_cleanshutdown` is removed first (a broker then recovers the segments from the recovery point on: LogLoader.recoverLog). */
   removesCleanShutdownMarker: z.boolean(),
   /** The topic limits the batch was checked against (bytes, ms). */
   limits: z.object({ segmentBytes: count, maxMessageBytes: count, segmentMs: int64, indexIntervalBytes: count, cleanupPolicy: z.array(z.string()) }),

@@ -233,7 +233,7 @@ function registerGroups(program: Command): void {
     .argument('<dir>', 'a log directory (or a folder of log directories) holding __consumer_offsets-N and the partitions the groups read')
     .option('--group <id>', 'only this group (the message names its __consumer_offsets partition when that folder is missing)')
     .option('--now <ms>', 'the time offsets expire against (ms since the epoch; default: now)', nowFlag)
-    .option('--isolation <level>', 'record lag of read_uncommitted (up to the log end offset) or read_committed (up to the last stable offset) consumers', parseIsolation, 'read_uncommitted')
+    .option('--isolation <level>', 'record lag of read_uncommitted (up to the log end offset of the files; a live consumer and kafka-consumer-groups.sh stop at the high watermark, ListOffsets latest) or read_committed (up to the last stable offset) consumers', parseIsolation, 'read_uncommitted')
     .option('--offsets-partitions <n>', 'offsets.topic.num.partitions (default 50, Kafka\'s default)', (v) => parseNonNegativeInt(v, '--offsets-partitions'))
     .option('--retention-minutes <n>', 'offsets.retention.minutes (default 10080, Kafka\'s default since 2.0)', (v) => parseNonNegativeInt(v, '--retention-minutes'))
     .option('--json', 'print NDJSON: one object per group, topic and partition')
@@ -338,8 +338,10 @@ function registerVerify(program: Command): void {
 
 const REPAIR_HELP_AFTER = `
 What repair does, per partition (as a broker does at startup, Kafka's LogLoader):
-  - deletes *.deleted and stale *.tmp files, incomplete cleaner output (.cleaned, and the .swap
-    files of an unfinished split), completes finished swaps (.swap -> final name);
+  - deletes *.deleted files, incomplete cleaner output (.cleaned, and the .swap files of an
+    unfinished split), completes finished swaps (.swap -> final name) (LogLoader.load); also stale
+    *.tmp files (klx's own tidying: a broker leaves them and overwrites them at its next write,
+    CheckpointFile.write);
   - deletes index files without a .log; rebuilds missing, corrupt, stale or untrimmed indexes
     (a broker rebuilds only those of the segments it recovers, and of a segment whose .index is
     missing; the plan says which);
@@ -389,7 +391,7 @@ function registerRepair(program: Command): void {
     .description("run a broker's startup recovery on the partitions under DIR: prints the plan, then applies it (unless --dry-run), keeping the replaced files in the trash for klx undo, and prints what it did")
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--dry-run', 'print the plan only; nothing is written, not even a lock file')
-    .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers, your choice for any other')
+    .option('--truncate-at-corruption', 'cut at the first invalid batch even when valid batches follow it, and delete later segments (drops valid records): what a broker does to a segment it recovers (LogSegment.recover, LogLoader.recoverLog), your choice for any other')
     .option('--trash-dir <dir>', 'where the replaced files are kept for klx undo, and where interrupted runs are finished (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')
     .option('--json', 'print NDJSON: {"type":"plan",...}, {"type":"applied",...} and {"type":"interrupted-run",...} per partition, then {"type":"summary",...}')
     .addHelpText('after', REPAIR_HELP_AFTER)
@@ -420,7 +422,7 @@ function registerRetention(program: Command): void {
 function registerCompact(program: Command): void {
   program
     .command('compact')
-    .description('compact partitions as a broker\'s log cleaner would (latest value per key, tombstones, transactions), keeping replaced segments in the trash for klx undo')
+    .description('compact partitions as a broker\'s log cleaner would (LogCleaner.Cleaner: latest value per key, tombstones, transactions), keeping replaced segments in the trash for klx undo')
     .argument('<dir>', 'partition folder, log directory or folder of log directories')
     .option('--delete-retention-ms <n>', 'delete.retention.ms: how long tombstones and transaction markers survive (default 86400000)', configFlag('delete.retention.ms'))
     .option('--min-compaction-lag-ms <n>', 'min.compaction.lag.ms: records younger than this stay uncompacted (default 0)', configFlag('min.compaction.lag.ms'))
@@ -431,7 +433,7 @@ function registerCompact(program: Command): void {
       if (v !== 'kafka' && v !== 'classic') throw new InvalidArgumentError(`--rules must be kafka or classic, got "${v}"`);
       return v;
     })
-    .option('--like-broker', 'clean only when a broker would (dirty ratio above min.cleanable.dirty.ratio, or past max.compaction.lag.ms)')
+    .option('--like-broker', 'clean only when a broker would (dirty ratio above min.cleanable.dirty.ratio, or cleanable bytes past max.compaction.lag.ms: LogCleanerManager.grabFilthiestCompactedLog)')
     .option('--now <ms>', 'the clock to use, ms since the epoch (default: now)', nowFlag)
     .option('--dry-run', 'print the plan; change nothing')
     .option('--json', 'print the result as JSON')
@@ -473,7 +475,7 @@ function registerTrash(program: Command): void {
 function registerCreate(program: Command): void {
   program
     .command('create')
-    .description('create an empty partition folder <logdir>/<topic>-<partition> as a broker does (empty segment 0, leader epoch 0, random topic id)')
+    .description('create an empty partition folder <logdir>/<topic>-<partition> as a broker does (empty segment 0, leader epoch 0, random topic id: Partition.makeLeader, PartitionMetadataFile)')
     .argument('<dir>', 'the new partition folder: <logdir>/<topic>-<partition>')
     .option('--config <key=value>', 'topic config kept in klx-topic.properties (repeatable), e.g. cleanup.policy=compact', collect, [])
     .option('--dry-run', 'print what would be created and touch nothing')
@@ -484,7 +486,7 @@ function registerCreate(program: Command): void {
 function registerAppend(program: Command): void {
   program
     .command('append')
-    .description('append one batch (one record, or every line of --records) to a partition folder, as a broker writes it')
+    .description('append one batch (one record, or every line of --records) to a partition folder, as a broker writes it (UnifiedLog.append)')
     .argument('<dir>', 'partition folder <logdir>/<topic>-<partition>')
     .option('--key <key>', 'record key (UTF-8); without it the record has no key')
     .option('--value <value>', 'record value (UTF-8)')
@@ -493,7 +495,7 @@ function registerAppend(program: Command): void {
     .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
     .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
     .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
-    .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates)', parseInt64Arg('--producer-id'))
+    .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates: ProducerAppendInfo)', parseInt64Arg('--producer-id'))
     .option('--producer-epoch <n>', "producer epoch 0..32767 (default: the producer's current epoch, 0 for a new one)", parseIntArg('--producer-epoch', 0, 32767))
     .option('--sequence <n>', 'base sequence 0..2^31-1 (default: the next one the producer is expected to send)', parseIntArg('--sequence', 0, 2147483647))
     .option('--transactional', "a transactional batch: opens the producer's transaction when none is open")

@@ -237,7 +237,7 @@ function explainRoll(plan: AppendPlan, before: { baseOffset: bigint; size: numbe
   const name = segmentFileName(before.baseOffset, '.log');
   switch (plan.rollReason) {
     case 'segment.bytes':
-      return `${name} holds ${before.size} bytes; with this ${plan.size}-byte batch it would pass segment.bytes = ${cfg['segment.bytes']} (Kafka rolls when size > segment.bytes − batch size)`;
+      return `${name} holds ${before.size} bytes; with this ${plan.size}-byte batch it would pass segment.bytes = ${cfg['segment.bytes']} (Kafka rolls when size > segment.bytes − batch size: LogSegment.shouldRoll)`;
     case 'segment.ms':
     case 'max.compaction.lag.ms': {
       let first: bigint | null = null;
@@ -268,8 +268,9 @@ function explainRoll(plan: AppendPlan, before: { baseOffset: bigint; size: numbe
  * What appending this batch to the partition folder `dir` (a real path, checked by the session)
  * would do; touches nothing and takes no lock.
  * @throws KlxError from `PartitionWriter.open` / `planAppend` (`invalid-record` for a batch the
- *   broker would refuse: keyless record on a compacted topic, above `max.message.bytes` or
- *   `segment.bytes`; `needsRepair` errors naming file and byte position; `not-a-log-dir`...), and
+ *   broker would refuse: keyless record on a compacted topic (LogValidator), above `max.message.bytes`
+ *   (UnifiedLog.analyzeAndValidateRecords: RecordTooLargeException) or `segment.bytes` (UnifiedLog.append:
+ *   RecordBatchTooLargeException); `needsRepair` errors naming file and byte position; `not-a-log-dir`...), and
  *   `invalid-argument` for the limits above.
  */
 export function previewAppend(dir: string, req: BatchRequest): EditPreview {

@@ -197,7 +197,7 @@ export function logDirSummaryOf(d: LogDirectory, factsOf: (dir: string) => { ver
     meta: metaOf(d.meta),
     cleanShutdown: d.checkpoints.cleanShutdown,
     problems: d.checkpoints.problems.map(openProblemOf),
-    ignored: d.ignored.map((i) => ({ ...i })),
+    ignored: d.ignored.map((i) => ({ name: i.name, reason: i.reason })),
     partitions: d.partitions.map((p) => partitionSummaryOf(p, factsOf(p.dir))),
   };
 }

@@ -157,7 +157,7 @@ function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[
     );
     if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
     // Without the marker LogLoader.load sees no clean shutdown: recoverLog recovers from the recovery point.
-    if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
+    if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker then recovers the segments from the recovery point on: LogLoader.recoverLog)`);
     lines.push(`  log end offset: ${r.logEndOffset}`);
     return lines;
   }
@@ -171,7 +171,7 @@ function appendText(r: AppendPlan, w: PartitionWriter, dryRun: boolean): string[
   }
   if (r.leaderEpochEntry) lines.push(`  leader-epoch-checkpoint: ${would}add epoch ${r.leaderEpochEntry.epoch} at offset ${r.leaderEpochEntry.startOffset}`);
   // Without the marker LogLoader.load sees no clean shutdown: recoverLog recovers from the recovery point.
-  if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker will recover from the recovery point)`);
+  if (r.removesCleanShutdownMarker) lines.push(`  ${would}remove the log dir's .kafka_cleanshutdown (a broker then recovers the segments from the recovery point on: LogLoader.recoverLog)`);
   lines.push(`  log end offset: ${r.logEndOffset}`);
   return lines;
 }

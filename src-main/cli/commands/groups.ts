@@ -93,7 +93,7 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
     if (rows.length === 0) continue;
     const s = (v: bigint | number | null) => (v === null ? '-' : String(v));
     for (const l of table(rows.map((r) => [r.group, r.topic, String(r.partition), s(r.committedOffset), s(r.logEndOffset), s(r.lag), r.consumerId ?? '-', r.host ?? '-', r.clientId ?? '-', s(r.recordLag), s(r.nextOffset), r.diagnosis + (r.expired ? ' (expired)' : '')]))) await out.line(l);
-    for (const r of rows) if (r.diagnosis !== 'ok' || r.expired) await out.line(`  ${r.topic}-${r.partition}: ${r.detail}${r.expired ? `; the offset expired at ${new Date(Number(r.expiresAt)).toISOString()} (the coordinator deletes it: the consumer resets per auto.offset.reset)` : ''}`);
+    for (const r of rows) if (r.diagnosis !== 'ok' || r.expired) await out.line(`  ${r.topic}-${r.partition}: ${r.detail}${r.expired ? `; the offset expired at ${new Date(Number(r.expiresAt)).toISOString()} (the coordinator deletes it, OffsetMetadataManager.cleanupExpiredOffsets: the consumer resets per auto.offset.reset)` : ''}`);
   }
   await out.end();
 }

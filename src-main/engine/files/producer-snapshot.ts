@@ -15,7 +15,8 @@
  * | 10 | 46 each | producerId int64, producerEpoch int16, lastSequence int32, lastOffset int64, offsetDelta int32, timestamp int64, coordinatorEpoch int32, currentTxnFirstOffset int64 |
  *
  * Invariants: the CRC matches; the count fits the file. Kafka deletes a snapshot that fails either
- * (`CorruptSnapshotException`) and rebuilds producer state from the log; snapshots are only a
+ * (`CorruptSnapshotException`), loads the previous one or, with none left, rebuilds producer state
+ * from the log (`ProducerStateManager.loadFromSnapshot`); snapshots are only a
  * loading shortcut, so a writer may omit them.
  */
 import { basename } from 'node:path';

@@ -16,7 +16,7 @@ import { readMetaProperties, type MetaProperties } from '../files/checkpoint.ts'
 import { PartitionLog, readLogDirCheckpoints, type LogDirCheckpoints, type OpenPartitionOptions } from './partition-log.ts';
 
 /** What a broker ignores at the root of a log directory (spec §1.1). */
-const IGNORED_ROOT_ENTRIES = new Set(['remote-log-index-cache', 'lost+found']);
+const IGNORED_ROOT_ENTRIES = new Set(['remote-log-index-cache']);
 
 /** One log directory and its partitions. */
 export interface LogDirectory {
@@ -25,7 +25,7 @@ export interface LogDirectory {
   checkpoints: LogDirCheckpoints;
   partitions: PartitionLog[];
   /** Root entries a broker would not load and why (unknown files, non-partition folders). */
-  ignored: { name: string; reason: string }[];
+  ignored: { name: string; reason: string; stopsBroker?: boolean }[];
 }
 
 /** The result of opening a path: one or more log directories (a single partition is wrapped in its parent). */
@@ -91,11 +91,14 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
     }
     if (!isDir(full)) continue;
     if (IGNORED_ROOT_ENTRIES.has(n)) {
-      ignored.push({ name: n, reason: 'not a partition (a broker ignores it)' });
+      ignored.push({ name: n, reason: 'the tiered-storage index cache, not a partition (a broker skips it: LogManager.loadLogs)' });
       continue;
     }
     if (parsePartitionDirName(n) === null) {
-      ignored.push({ name: n, reason: 'folder name is not <topic>-<partition>; a broker would fail to load it (UnifiedLog.parseTopicPartitionName throws in LogManager.loadLog)' });
+      // Kafka 4.1 LogManager.loadLogs filters the folders with LocalLog.parseTopicPartitionName (2.x/3.x: LogManager.loadLog
+      // parses it in a loading job): its KafkaException is not an IOException, so loadLogs rethrows it and startup fails.
+      const reason = 'folder name is not <topic>-<partition>: a broker does not start (LogManager.loadLogs parses the name of every folder of the log directory with LocalLog.parseTopicPartitionName, whose KafkaException it does not catch)';
+      ignored.push({ name: n, stopsBroker: true, reason: n === 'lost+found' ? `${reason}; move lost+found out, or give Kafka a sub-folder of the mount as its log directory` : reason });
       continue;
     }
     const { root: _root, ...partOpts } = opts;

@@ -24,8 +24,8 @@
  *   stale once it is older than {@link TAKEOVER_STALE_MS};
  * - release deletes the file only if it still holds our nonce (never somebody else's lock).
  *
- * A broker ignores both files (a partition folder may hold unknown files; a log dir's loader only
- * looks at sub-folders).
+ * A broker ignores both files (a partition folder may hold unknown files: LogLoader.loadSegmentFiles
+ * loads only segment and index files; LogManager.loadLogs looks only at sub-folders of a log dir).
  */
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

@@ -23,7 +23,7 @@
  *   entries under the log dir's checkpoint lock); `replication-offset-checkpoint` (high watermark)
  *   moves to LEO when it already lists the partition, as for a single-replica leader;
  * - no `.kafka_cleanshutdown` in the log dir once a write started: a broker deletes it when it
- *   starts, and a crash of ours must lead to recovery, not to trusting a half-written tail;
+ *   starts (LogManager.loadLogs), and a crash of ours must lead to recovery, not to trusting a half-written tail;
  * - at each roll the producer snapshot `<new base offset>.snapshot` is written as `UnifiedLog.roll`
  *   writes it (`ProducerStateManager.takeSnapshot`: every producer, only when no snapshot is at or
  *   above that offset); an ABORT marker of a non-empty transaction adds its `.txnindex` entry.
@@ -750,7 +750,7 @@ export class PartitionWriter {
     };
   }
 
-  /** Steps shared by every write: drop the clean-shutdown marker (a broker does it at startup). */
+  /** Steps shared by every write: drop the clean-shutdown marker (a broker does it at startup: LogManager.loadLogs, KAFKA-10471). */
   private beginWrite(): void {
     if (this.cleanShutdownPresent) {
       const marker = join(this.logDir, CLEAN_SHUTDOWN_FILE);

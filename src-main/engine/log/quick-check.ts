@@ -190,7 +190,7 @@ export function folderFindings(log: PartitionLog): Finding[] {
   }
   for (const d of l.directories) out.push(finding('info', 'unknown-file', join(log.dir, d), 'a sub-directory inside a partition folder (ignored by Kafka)', {}));
   if (l.segments.length === 0) {
-    out.push(finding('warning', 'no-segment', log.dir, `no segment: a broker creates an empty one at the log start offset ${log.logStartOffset}`, { logStartOffset: j(log.logStartOffset) }));
+    out.push(finding('warning', 'no-segment', log.dir, `no segment: a broker creates an empty one at the log start offset ${log.logStartOffset} (LogLoader.recoverLog)`, { logStartOffset: j(log.logStartOffset) }));
   }
   return out;
 }
@@ -230,9 +230,9 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
   }
   const hw = cp.highWatermark.get(key);
   if (hw !== undefined && hw > logEndOffset) {
-    out.push(finding('warning', 'checkpoint-beyond-log-end', file('replication-offset-checkpoint'), `high watermark ${hw} is above the log end offset ${logEndOffset}: committed records are missing here (a replica refetches them from the leader)`, { partition: key, checkpoint: j(hw), logEndOffset: j(logEndOffset) }));
+    out.push(finding('warning', 'checkpoint-beyond-log-end', file('replication-offset-checkpoint'), `high watermark ${hw} is above the log end offset ${logEndOffset}: committed records are missing here (a broker lowers it to the log end when it loads it, UnifiedLog.updateHighWatermark; as a follower it fetches the missing records from the leader)`, { partition: key, checkpoint: j(hw), logEndOffset: j(logEndOffset) }));
   } else if (hw !== undefined && hw < ls) {
-    out.push(finding('warning', 'checkpoint-below-log-start', file('replication-offset-checkpoint'), `high watermark ${hw} is below the log start offset ${ls} (a broker raises it to the log start)`, { partition: key, checkpoint: j(hw), logStartOffset: j(ls) }));
+    out.push(finding('warning', 'checkpoint-below-log-start', file('replication-offset-checkpoint'), `high watermark ${hw} is below the log start offset ${ls} (a broker raises it to the log start: UnifiedLog.updateHighWatermark)`, { partition: key, checkpoint: j(hw), logStartOffset: j(ls) }));
   }
   const cl = cp.cleanerOffset.get(key);
   // LogCleanerManager.cleanableOffsets resets an out-of-range checkpoint to the log start offset and
@@ -261,7 +261,7 @@ export function checkpointFindings(log: PartitionLog, logEndOffset: bigint, incl
   let prev: { epoch: number; startOffset: bigint } | null = null;
   for (const e of log.leaderEpochs) {
     if (e.startOffset > logEndOffset) {
-      out.push(finding('warning', 'leader-epoch-beyond-log-end', epochFile, `epoch ${e.epoch} starts at offset ${e.startOffset}, after the log end offset ${logEndOffset} (a broker drops it at startup; repair removes it)`, { epoch: e.epoch, startOffset: j(e.startOffset), logEndOffset: j(logEndOffset) }));
+      out.push(finding('warning', 'leader-epoch-beyond-log-end', epochFile, `epoch ${e.epoch} starts at offset ${e.startOffset}, after the log end offset ${logEndOffset} (a broker drops it when it loads the log: LeaderEpochFileCache.truncateFromEnd via LogLoader.load; repair removes it)`, { epoch: e.epoch, startOffset: j(e.startOffset), logEndOffset: j(logEndOffset) }));
     }
     if (prev && (e.epoch <= prev.epoch || e.startOffset < prev.startOffset)) {
       out.push(finding('warning', 'leader-epoch-order', epochFile, `entry (epoch ${e.epoch}, start ${e.startOffset}) does not follow (epoch ${prev.epoch}, start ${prev.startOffset}): epochs and start offsets must increase`, { epoch: e.epoch, startOffset: j(e.startOffset) }));
@@ -338,7 +338,7 @@ export function logDirFindings(d: LogDirectory): Finding[] {
   for (const p of d.checkpoints.problems) {
     out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file, p.details?.kind)}`, { code: p.code }, p.position));
   }
-  for (const i of d.ignored) out.push(finding('info', 'unknown-file', join(d.path, i.name), i.reason, {}));
+  for (const i of d.ignored) out.push(finding(i.stopsBroker ? 'error' : 'info', 'unknown-file', join(d.path, i.name), i.reason, {}));
   return out;
 }
 

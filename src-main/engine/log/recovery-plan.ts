@@ -235,6 +235,43 @@ function brokerAcceptedBatch(log: string, position: number, fileSize: number): s
   return `It is a complete batch of magic ${magic} (${total} bytes) whose CRC-32C is valid`;
 }
 
+/** What a broker that does not recover the last segment makes of its tail at load (see {@link brokerTailAtLoad}). */
+type TailAtLoad = { kind: 'ignored' } | { kind: 'fails'; position: number; what: string } | { kind: 'read-as-batch'; position: number; nextOffset: bigint };
+
+/**
+ * How a broker that does not recover the last segment (clean shutdown) reads its bytes from
+ * `position` (the first invalid byte) to the end when it computes the log end offset at load
+ * (LogLoader.recoverLog → LogSegment.readNextOffset → the last batch `FileLogInputStream.nextBatch`
+ * yields; Kafka 2.x–4.1): nextBatch reads only each entry's first 17 bytes and returns nothing when
+ * fewer remain or the size field reaches past the end, throws CorruptRecordException for a size
+ * below 14 (LegacyRecord.RECORD_OVERHEAD_V0); the last entry's next offset comes from its header
+ * (offset + 1 for magic 0/1; baseOffset + lastOffsetDelta + 1 otherwise, a KafkaException when the
+ * 61-byte header is cut by the end of the file). An exception there is no IOException, so
+ * `LogManager.loadLogs` rethrows it and the broker does not start.
+ */
+function brokerTailAtLoad(log: string, position: number, fileSize: number): TailAtLoad {
+  const src = new FileSource(log);
+  try {
+    let pos = position;
+    let last: number | null = null;
+    while (pos < fileSize - 17) {
+      const size = src.read(pos + 8, 4).readInt32BE(0);
+      if (size < 14) return { kind: 'fails', position: pos, what: `a size field of ${size}, below the 14-byte minimum (FileLogInputStream.nextBatch throws CorruptRecordException)` };
+      if (pos > fileSize - LOG_OVERHEAD - size) break;
+      last = pos;
+      pos += LOG_OVERHEAD + size;
+    }
+    if (last === null) return { kind: 'ignored' };
+    const magic = src.read(last + 16, 1).readInt8(0);
+    if (magic < 2) return { kind: 'read-as-batch', position: last, nextOffset: src.read(last, 8).readBigInt64BE(0) + 1n };
+    if (last + V2_HEADER_SIZE > fileSize) return { kind: 'fails', position: last, what: `a batch whose ${V2_HEADER_SIZE}-byte header the end of the file cuts (loading it throws KafkaException "Failed to load record batch")` };
+    const h = src.read(last, V2_HEADER_SIZE);
+    return { kind: 'read-as-batch', position: last, nextOffset: h.readBigInt64BE(0) + BigInt(h.readInt32BE(23)) + 1n };
+  } finally {
+    src.close();
+  }
+}
+
 /** `length` bytes of `file` from `position`. */
 function readRange(file: string, position: number, length: number): Buffer {
   const src = new FileSource(file);
@@ -362,7 +399,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   for (const name of [...present.keys()].sort()) {
     const p = parseSegmentFileName(name);
     if (p && !p.transient && (p.kind === 'index' || p.kind === 'timeindex' || p.kind === 'txnindex') && !baseSet.has(p.baseOffset)) {
-      del(name, 'orphan-index', `${p.kind} file without ${segmentFileName(p.baseOffset, '.log')}: a broker deletes it at startup`);
+      del(name, 'orphan-index', `${p.kind} file without ${segmentFileName(p.baseOffset, '.log')}: a broker deletes it at startup (LogLoader.loadSegmentFiles)`);
     }
   }
   const refs: SegmentFilesRef[] = bases.map((b, i) => {
@@ -423,7 +460,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         files,
         batches,
         records,
-        reason: `after the truncation of segment ${refs[cutAt]!.baseOffset}, a broker deletes every later segment (${batches} valid batch${batches === 1 ? '' : 'es'}, ${records} record${records === 1 ? '' : 's'} dropped)`,
+        reason: `after the truncation of segment ${refs[cutAt]!.baseOffset}, a broker deletes every later segment (LogLoader.recoverLog; ${batches} valid batch${batches === 1 ? '' : 'es'}, ${records} record${records === 1 ? '' : 's'} dropped)`,
       });
       continue;
     }
@@ -463,12 +500,17 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         // What consumers meet: a valid batch with impossible offsets is read past (CompletedFetch skips records below
         // the position); a partial or garbage tail of the active segment lies past the log end a broker computes
         // (LogSegment.readNextOffset reads complete batches only) until an append lands after it; else a consumer stops.
+        const tailAtLoad = fi.kind === 'damage' && tailOnly && later === 0 ? brokerTailAtLoad(ref.log, fi.position, scan.logSize) : null;
         const consumerText =
           fi.kind === 'offset'
             ? 'a consumer reads past it, skipping records below its position (Kafka CompletedFetch.nextFetchedRecord)'
-            : fi.kind === 'damage' && tailOnly && later === 0
+            : tailAtLoad?.kind === 'ignored'
               ? `a broker's log end offset stays ${failAt} (LogSegment.readNextOffset reads only complete batches), so consumers read none of these bytes; its next append is written after them, leaving them between two batches`
-              : consumerStopsAt(failAt, undefined, fi.kind === 'crc');
+              : tailAtLoad?.kind === 'fails'
+                ? `a broker does not start: loading this log, LogSegment.readNextOffset reads the bytes at ${tailAtLoad.position} as ${tailAtLoad.what}, which LogManager.loadLogs does not catch`
+                : tailAtLoad?.kind === 'read-as-batch'
+                  ? `a broker takes the bytes at byte ${tailAtLoad.position} for the last batch and sets the log end offset to ${tailAtLoad.nextOffset} instead of ${failAt} (LogSegment.readNextOffset reads only their size field and header); ${consumerStopsAt(failAt, undefined, false)}`
+                  : consumerStopsAt(failAt, undefined, fi.kind === 'crc');
         const why = cleanShutdown
           ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
           : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;
@@ -579,21 +621,21 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   if (remaining.length === 0) {
     const b = logStartCp ?? 0n;
     const name = (s: string) => join(dir, segmentFileName(b, s));
-    actions.push({ type: 'create-segment', baseOffset: b, files: { log: name('.log'), index: name('.index'), timeindex: name('.timeindex') }, reason: `no segment left: create an empty active segment at the log start offset ${b}, as a broker does` });
+    actions.push({ type: 'create-segment', baseOffset: b, files: { log: name('.log'), index: name('.index'), timeindex: name('.timeindex') }, reason: `no segment left: create an empty active segment at the log start offset ${b}, as a broker does (LogLoader.recoverLog)` });
     logEndAfter = b;
   }
   const leo = logEndAfter ?? logStartCp ?? 0n;
   if (logStartCp !== undefined && logStartCp > leo) {
-    notes.push({ kind: 'kafka-differs', file: join(log.dir, '..', 'log-start-offset-checkpoint'), reason: `the log start offset ${logStartCp} is above the log end offset ${leo}: a broker would delete every segment and start empty at ${logStartCp}; klx keeps them` });
+    notes.push({ kind: 'kafka-differs', file: join(log.dir, '..', 'log-start-offset-checkpoint'), reason: `the log start offset ${logStartCp} is above the log end offset ${leo}: a broker would delete every segment and start empty at ${logStartCp} (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd); klx keeps them` });
   }
   if (present.has('leader-epoch-checkpoint') && log.leaderEpochs.some((e) => e.startOffset > leo)) {
     const kept = log.leaderEpochs.filter((e) => e.startOffset <= leo);
     const removed = log.leaderEpochs.filter((e) => e.startOffset > leo);
-    actions.push({ type: 'write-leader-epochs', file: join(dir, 'leader-epoch-checkpoint'), entries: kept, removed, reason: `remove ${removed.length} leader epoch(s) starting after the log end offset ${leo} (a broker truncates the epoch cache to the log end)` });
+    actions.push({ type: 'write-leader-epochs', file: join(dir, 'leader-epoch-checkpoint'), entries: kept, removed, reason: `remove ${removed.length} leader epoch(s) starting after the log end offset ${leo} (a broker truncates the epoch cache when it loads the log: LogLoader.load, LeaderEpochFileCache.truncateFromEnd removes every epoch starting at or after the log end; klx keeps one starting exactly at the log end, which a broker drops and writes again when it next leads, Partition.makeLeader)` });
   }
   for (const s of l.snapshots) {
     if (present.has(s.name) && s.baseOffset > leo) {
-      actions.push({ type: 'delete-file', file: join(dir, s.name), size: s.size, why: 'stale-snapshot', reason: `producer snapshot at offset ${s.baseOffset} is after the log end offset ${leo} (a broker deletes it)` });
+      actions.push({ type: 'delete-file', file: join(dir, s.name), size: s.size, why: 'stale-snapshot', reason: `producer snapshot at offset ${s.baseOffset} is after the log end offset ${leo} (a broker deletes it: ProducerStateManager.truncateAndReload)` });
     }
   }
   return {

@@ -14,7 +14,7 @@
  *    Kafka. If that segment yields nothing, the answer is "none" — Kafka does not look further.
  *
  * A segment's largest timestamp: for a closed segment with a sound, non-empty time index, its last
- * entry (a broker appends the segment maximum when it rolls); otherwise the maximum of the batches'
+ * entry (a broker appends the segment maximum when it rolls: LogSegment.onBecomeInactiveSegment); otherwise the maximum of the batches'
  * maxTimestamp read from the `.log` (from the last offset-index entry on when both indexes have
  * entries, else the whole segment), which is what a broker has after recovering the segment. Only when
  * no batch carries a timestamp (v0 data) is the `.log` file's mtime used, as Kafka does.

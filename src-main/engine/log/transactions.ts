@@ -149,7 +149,7 @@ export class AbortedTransactionFilter {
   /**
    * @param aborted aborted transactions (any order).
    * @param startOffset where reading starts: transactions whose marker is below it are ignored, as a
-   *   broker only sends those with `lastOffset ≥ fetchOffset`.
+   *   broker only sends those with `lastOffset ≥ fetchOffset` (TransactionIndex.collectAbortedTxns).
    */
   constructor(aborted: readonly AbortedTxn[], startOffset: bigint) {
     this.queue = aborted.filter((t) => t.lastOffset >= startOffset).sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
@@ -265,7 +265,7 @@ export async function loadTransactionState(log: PartitionLog, opts: TransactionS
       try {
         const snap = readProducerSnapshot(path);
         if (!snap.crcValid) {
-          problems.push({ kind: 'snapshot-unusable', file: path, position: 2, reason: 'CRC-32C mismatch: a broker deletes this snapshot and rebuilds producer state from the log (ProducerStateManager.loadFromSnapshot)' });
+          problems.push({ kind: 'snapshot-unusable', file: path, position: 2, reason: 'CRC-32C mismatch: a broker deletes this snapshot and loads the previous one, or with none left rebuilds producer state from the log start (ProducerStateManager.loadFromSnapshot)' });
           continue;
         }
         snapshotFile = path;

@@ -375,7 +375,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     if (!last) {
       findings.push(finding('info', 'time-index-empty', timeFile, `the time index is empty although the segment's largest timestamp is ${scan.maxTimestamp} (Kafka creates a missing time index empty; retention then cannot see the segment's age)`, { ...seg, maxTimestamp: j(scan.maxTimestamp) }));
     } else if (last.timestamp < scan.maxTimestamp) {
-      findings.push(finding('warning', 'time-index-missing-final-entry', timeFile, `the last entry holds timestamp ${last.timestamp} but the segment's largest timestamp is ${scan.maxTimestamp} (a broker appends it on roll): time retention and lookups see the segment as older`, { ...seg, lastEntryTimestamp: j(last.timestamp), maxTimestamp: j(scan.maxTimestamp) }, (tixEntries.length - 1) * 12));
+      findings.push(finding('warning', 'time-index-missing-final-entry', timeFile, `the last entry holds timestamp ${last.timestamp} but the segment's largest timestamp is ${scan.maxTimestamp} (a broker appends it on roll: LogSegment.onBecomeInactiveSegment): time retention and lookups see the segment as older`, { ...seg, lastEntryTimestamp: j(last.timestamp), maxTimestamp: j(scan.maxTimestamp) }, (tixEntries.length - 1) * 12));
     }
   }
   if (scan.validBatches === 0 && !scan.firstInvalid && !ref.isActive) {

@@ -108,7 +108,7 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
     const p = idx.problems[0];
     if (p) throw needsRepair('corrupt-index', dir, `${name} ${kind}: ${p.reason}`, { file, position: p.position, details: { kind: p.kind } });
     if (idx.trailingZeroEntries > 0) {
-      throw needsRepair('corrupt-index', dir, `${name} ${kind} is preallocated (${idx.trailingZeroEntries} empty slots after ${idx.entries.length} entries): the broker did not shut down cleanly`, { file, position: idx.entries.length * entrySize });
+      throw needsRepair('corrupt-index', dir, `${name} ${kind} is preallocated (${idx.trailingZeroEntries} empty slots after ${idx.entries.length} entries): the broker was running or did not shut down cleanly (a clean close trims it: AbstractIndex.close)`, { file, position: idx.entries.length * entrySize });
     }
   }
   if (logSize === 0 && (oi.entries.length > 0 || ti.entries.length > 0)) {

@@ -178,7 +178,7 @@ describe('edit.preview and edit.append', () => {
       segmentFile: join(dir, '00000000000000000003.log'),
       limits: { segmentBytes: 300 },
     });
-    expect(p.rollExplanation).toBe(`00000000000000000000.log holds ${size} bytes; with this ${p.size}-byte batch it would pass segment.bytes = 300 (Kafka rolls when size > segment.bytes − batch size)`);
+    expect(p.rollExplanation).toBe(`00000000000000000000.log holds ${size} bytes; with this ${p.size}-byte batch it would pass segment.bytes = 300 (Kafka rolls when size > segment.bytes − batch size: LogSegment.shouldRoll)`);
     const a = await ok(server, 'edit.append', { ...req, fingerprint: p.fingerprint });
     expect(a).toMatchObject({ rolled: true, rollReason: 'segment.bytes', segmentBaseOffset: '3', position: 0, size: p.size, logEndOffset: '4' });
     expect(statSync(join(dir, '00000000000000000003.log')).size).toBe(p.size);

@@ -442,6 +442,26 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     expect(cut.actions.find((a) => a.type === 'delete-segment')).toMatchObject({ baseOffset: 10n, records: 5 });
   });
 
+  it('after a clean shutdown a zero-filled tail stops a broker loading the log, and a garbage head that fits sets its log end offset (LogSegment.readNextOffset, FileLogInputStream.nextBatch)', async () => {
+    const zeros = buildPartition(logDir(), { segments: [{ batches: singles(one(0), one(1), one(2)), tail: Buffer.alloc(64) }] }, { cleanShutdown: true, recoveryPoint: 0n });
+    const zSize = statSync(join(zeros, name(0, '.log'))).size;
+    const z = await planRecovery(zeros);
+    expect(z.actions).toEqual([]);
+    expect(z.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', zSize - 64]]);
+    expect(z.unresolved[0]!.reason).toContain(`(LogLoader.recoverLog); a broker does not start: loading this log, LogSegment.readNextOffset reads the bytes at ${zSize - 64} as a size field of 0, below the 14-byte minimum (FileLogInputStream.nextBatch throws CorruptRecordException), which LogManager.loadLogs does not catch. Cutting`);
+    // 61 bytes of 'A' with the head of a batch: baseOffset 500, size 49 (fits the file), magic 5, lastOffsetDelta 3.
+    const g = Buffer.alloc(61, 0x41);
+    g.writeBigInt64BE(500n, 0);
+    g.writeInt32BE(49, 8);
+    g.writeInt8(5, 16);
+    g.writeInt32BE(3, 23);
+    const garbage = buildPartition(logDir(), { segments: [{ batches: singles(one(0), one(1), one(2)), tail: g }] }, { cleanShutdown: true, recoveryPoint: 0n });
+    const gSize = statSync(join(garbage, name(0, '.log'))).size;
+    const r = await planRecovery(garbage);
+    expect(r.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', gSize - 61]]);
+    expect(r.unresolved[0]!.reason).toContain(`a broker takes the bytes at byte ${gSize - 61} for the last batch and sets the log end offset to 504 instead of 3 (LogSegment.readNextOffset reads only their size field and header); a consumer (whatever check.crcs`);
+  });
+
   it('after a clean shutdown even a partial tail of the active segment is left: a broker recovers no segment', async () => {
     const root = logDir();
     const partial = encodeBatch({ baseOffset: 10n, records: [one(10)] }).subarray(0, 40);
