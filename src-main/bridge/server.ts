@@ -2,18 +2,27 @@
  * The loopback bridge: serves the built renderer and the contract over HTTP on 127.0.0.1, so the
  * app runs in any browser (and in Playwright) without Electron.
  *
- * Routes (every one requires the token, else 403):
- * - `GET /`, `GET /assets/...`: the files of `rendererDir` (with the CSP header). A page load with
- *   `?token=` also sets an HttpOnly, SameSite=Strict cookie named for the port, which authorizes the
- *   page's asset requests.
- * - `POST /api/<method>` with a JSON body (`Content-Type: application/json`) → `dispatch`; the
- *   answer is the {@link Envelope} (HTTP 200 whenever dispatch ran, whatever its outcome).
- * - `GET /api/events`: server-sent events, one `data:` line of JSON per {@link KlxEvent}.
+ * Routes:
+ * - `GET /`, `GET /assets/...`: the files of `rendererDir` (with the CSP header), without the
+ *   token: they are the app's public bundle and carry no data of the user's.
+ * - `POST /api/<method>` with a JSON body (`Content-Type: application/json`) and the token in the
+ *   `X-Klx-Token` header → `dispatch`; the answer is the {@link Envelope} (HTTP 200 whenever
+ *   dispatch ran, whatever its outcome).
+ * - `GET /api/events`: server-sent events, one `data:` line of JSON per {@link KlxEvent}; the token
+ *   in the `X-Klx-Token` header or, for this route only, as `?token=` (a browser's `EventSource`
+ *   cannot set a header, and a GET that only subscribes to events is no cross-site write).
  *
- * The token travels as `?token=`, the `X-Klx-Token` header or the cookie; it is compared in
- * constant time. Requests whose `Host` is not this loopback address (DNS rebinding) or whose
- * `Origin` is foreign are refused with 403. Write methods are refused when `readOnly`; with
- * `roots`, folders may be opened only inside them.
+ * How the page gets the token: {@link Bridge.url} carries it in the URL fragment (`/#token=…`),
+ * which a browser never sends to any server; the page keeps it in the tab's sessionStorage (bound
+ * to this origin, port included), removes it from the address bar and sends it as the header.
+ * There is no cookie: cookies ignore ports, so one set here would reach every other server on
+ * 127.0.0.1 and authorise this API from there (issue 17, defect 8). No answer sets one, and a
+ * request carrying only a cookie is refused like one without a token.
+ *
+ * Without the token an API route answers 403; the token is compared in constant time. Requests
+ * whose `Host` is not this loopback address (DNS rebinding) or whose `Origin` is foreign are
+ * refused with 403. Write methods are refused when `readOnly`; with `roots`, folders may be opened
+ * only inside them.
  */
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -89,7 +98,7 @@ export interface BridgeOptions {
 
 /** A running bridge. */
 export interface Bridge {
-  /** The page URL including the token: what a person opens. */
+  /** The page URL with the token in its fragment (`http://127.0.0.1:<port>/#token=…`): what a person opens. */
   readonly url: string;
   /** `http://127.0.0.1:<port>`. */
   readonly origin: string;
@@ -125,7 +134,7 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy': CONTENT_SECURITY_POLICY,
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer', // the token is in the page URL: never send it onwards
+  'Referrer-Policy': 'no-referrer', // an older link's `?token=` may be in the page URL: never send it onwards
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Resource-Policy': 'same-origin',
   'Cache-Control': 'no-store',
@@ -135,12 +144,18 @@ function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }
 
-function cookieValue(header: string | undefined, name: string): string | undefined {
+/**
+ * `Set-Cookie` values that expire the token cookies earlier versions set (`klx-token-<port>`, any
+ * port) and that this request still carries: the browser would otherwise keep sending them to every
+ * server on 127.0.0.1 until it closes (or longer, where it restores sessions). Empty when none.
+ */
+function expireOldTokenCookies(header: string | undefined): string[] {
+  const names = new Set<string>();
   for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    const name = part.slice(0, Math.max(0, part.indexOf('='))).trim();
+    if (/^klx-token-\d{1,5}$/.test(name)) names.add(name);
   }
-  return undefined;
+  return [...names].map((name) => `${name}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`);
 }
 
 /**
@@ -173,18 +188,15 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const streams = new Set<ServerResponse>();
   let port = 0;
-  const cookieName = (): string => `klx-token-${port}`;
-
-  const authorized = (req: IncomingMessage, url: URL): { ok: boolean; viaQuery: boolean } => {
-    const candidates: [string | undefined, boolean][] = [
-      [url.searchParams.get('token') ?? undefined, true],
-      [typeof req.headers['x-klx-token'] === 'string' ? req.headers['x-klx-token'] : undefined, false],
-      [cookieValue(req.headers.cookie, cookieName()), false],
-    ];
-    for (const [candidate, viaQuery] of candidates) {
-      if (candidate !== undefined && timingSafeEqual(digest(candidate), tokenDigest)) return { ok: true, viaQuery };
-    }
-    return { ok: false, viaQuery: false };
+  /**
+   * Whether an API request carries the token: the `X-Klx-Token` header (which a cross-site form or
+   * image cannot set); for the event stream also `?token=`, since `EventSource` cannot set headers.
+   * Never a cookie (see the module comment).
+   */
+  const authorized = (req: IncomingMessage, url: URL): boolean => {
+    const header = req.headers['x-klx-token'];
+    const candidate = typeof header === 'string' ? header : url.pathname === '/api/events' ? url.searchParams.get('token') : null;
+    return candidate !== null && timingSafeEqual(digest(candidate), tokenDigest);
   };
 
   const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
@@ -275,7 +287,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     res.on('close', stop);
   };
 
-  const handleStatic = async (req: IncomingMessage, res: ServerResponse, url: URL, setCookie: boolean): Promise<void> => {
+  const handleStatic = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, { code: 'invalid-argument', message: 'only GET and HEAD' });
     let pathname: string;
     try {
@@ -295,7 +307,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       'Content-Type': CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
       'Content-Length': info.size,
     };
-    if (setCookie) headers['Set-Cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+    const expired = expireOldTokenCookies(req.headers.cookie);
+    if (expired.length > 0) res.setHeader('Set-Cookie', expired);
     res.writeHead(200, headers);
     if (req.method === 'HEAD') return void res.end();
     createReadStream(file).on('error', () => res.destroy()).pipe(res);
@@ -315,14 +328,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         return refuse(res, 403, { code: 'invalid-argument', message: 'forbidden origin' });
       }
       const url = new URL(req.url ?? '/', origin);
-      const auth = authorized(req, url);
-      if (!auth.ok) return refuse(res, 403, { code: 'invalid-argument', message: 'missing or wrong token' });
+      if (url.pathname.startsWith('/api/') && !authorized(req, url)) return refuse(res, 403, { code: 'invalid-argument', message: 'missing or wrong token (the X-Klx-Token header)', details: { reason: 'bridge-token' } });
       if (url.pathname === '/api/events') {
         if (req.method !== 'GET') return refuse(res, 405, { code: 'invalid-argument', message: 'the event stream is a GET' });
         return handleEvents(req, res);
       }
       if (url.pathname.startsWith('/api/')) return void handleApi(req, res, url.pathname.slice('/api/'.length)).catch(fail);
-      void handleStatic(req, res, url, auth.viaQuery).catch(fail);
+      void handleStatic(req, res, url).catch(fail);
     } catch (err) {
       fail(err);
     }
@@ -341,7 +353,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const origin = `http://${BRIDGE_HOST}:${port}`;
 
   return {
-    url: `${origin}/?token=${encodeURIComponent(token)}`,
+    url: `${origin}/#token=${encodeURIComponent(token)}`,
     origin,
     port,
     token,

@@ -48,27 +48,25 @@ afterAll(async () => {
 });
 
 describe('token', () => {
-  it('refuses a page load without a token (403)', async () => {
+  it('serves the page without a token (the public bundle; the token comes in the fragment), but no API answer', async () => {
     const res = await fetch(`${open.origin}/`);
-    expect(res.status).toBe(403);
-    expect(await res.text()).not.toContain('<title>klx</title>');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<title>klx</title>');
   });
 
   it('refuses an API call without a token (403)', async () => {
     const res = await post(open, 'app.info', {}, { token: null });
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ ok: false });
+    expect(res.body).toMatchObject({ ok: false, error: { code: 'invalid-argument', details: { reason: 'bridge-token' } } });
   });
 
   it('refuses the event stream without a token (403)', async () => {
     expect((await fetch(`${open.origin}/api/events`)).status).toBe(403);
   });
 
-  it('refuses a wrong token (403) in the query, the header and the cookie', async () => {
+  it('refuses a wrong token (403) in the header and in the event stream query', async () => {
     const wrong = 'A'.repeat(open.token.length);
-    expect((await fetch(`${open.origin}/?token=${wrong}`)).status).toBe(403);
     expect((await post(open, 'app.info', {}, { token: wrong })).status).toBe(403);
-    expect((await fetch(`${open.origin}/`, { headers: { Cookie: `klx-token-${open.port}=${wrong}` } })).status).toBe(403);
     await expect(openEvents(open, { token: wrong })).rejects.toThrow(/403/);
   });
 
@@ -83,19 +81,41 @@ describe('token', () => {
     expect((await post(open, 'app.info', {}, { token: confined.token })).status).toBe(403);
   });
 
-  it('a page load with the token sets an HttpOnly SameSite=Strict cookie scoped to the port, which then authorizes the assets', async () => {
-    const res = await fetch(open.url);
+  it('the token is never a cookie (issue 17, defect 8): the URL hands it over in the fragment, no answer sets a cookie, a cookie alone is refused', async () => {
+    // Cookies ignore ports: one set here would reach every other server on 127.0.0.1.
+    expect(open.url).toBe(`${open.origin}/#token=${open.token}`);
+    for (const path of ['/', '/assets/app.js', `/?token=${open.token}`]) {
+      const res = await fetch(`${open.origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('set-cookie'), path).toBeNull();
+    }
+    expect((await fetch(`${open.origin}/assets/app.js`)).headers.get('content-type')).toContain('text/javascript');
+    const answered = await post(open, 'app.info', {});
+    expect(answered.status).toBe(200);
+    for (const name of [`klx-token-${open.port}`, 'klx-token', 'token']) {
+      const res = await fetch(`${open.origin}/api/app.info`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: `${name}=${open.token}` }, body: '{}' });
+      expect(res.status, name).toBe(403);
+      expect(res.headers.get('set-cookie')).toBeNull();
+      expect((await fetch(`${open.origin}/api/events`, { headers: { Cookie: `${name}=${open.token}` } })).status).toBe(403);
+    }
+    // The query carries it only for the event stream (EventSource cannot set a header).
+    const viaQuery = await fetch(`${open.origin}/api/app.info?token=${open.token}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(viaQuery.status).toBe(403);
+    const stream = await openEvents(open);
+    stream.close();
+  });
+
+  it('a page load still carrying the token cookie of an earlier version has it expired (any port), never renewed', async () => {
+    const other = open.port === 65535 ? 1 : open.port + 1;
+    const res = await rawRequest(open.port, { path: '/', headers: { Host: `127.0.0.1:${open.port}`, Cookie: `theme=dark; klx-token-${open.port}=${open.token}; klx-token-${other}=x` } });
     expect(res.status).toBe(200);
-    const cookie = res.headers.get('set-cookie') ?? '';
-    expect(cookie).toContain(`klx-token-${open.port}=`);
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Strict/);
-    const asset = await fetch(`${open.origin}/assets/app.js`, { headers: { Cookie: cookie.split(';')[0] } });
-    expect(asset.status).toBe(200);
-    expect(asset.headers.get('content-type')).toContain('text/javascript');
-    // the cookie of one bridge does not open another
-    const other = await fetch(`${confined.origin}/assets/app.js`, { headers: { Cookie: `klx-token-${confined.port}=${open.token}` } });
-    expect(other.status).toBe(403);
+    expect([res.headers['set-cookie']].flat().sort()).toEqual([
+      `klx-token-${open.port}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`,
+      `klx-token-${other}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`,
+    ]);
+    // other cookies of 127.0.0.1 are not ours to touch
+    const plain = await rawRequest(open.port, { path: '/', headers: { Host: `127.0.0.1:${open.port}`, Cookie: 'theme=dark; klx-token=1' } });
+    expect(plain.headers['set-cookie']).toBeUndefined();
   });
 
   it('generates a different random token per bridge, long enough', () => {
@@ -113,6 +133,8 @@ describe('browser-borne attacks', () => {
   it('DNS rebinding: refuses a request whose Host is not the loopback address (403)', async () => {
     const res = await rawRequest(open.port, { path: `/?token=${open.token}`, headers: { Host: `evil.example:${open.port}` } });
     expect(res.status).toBe(403);
+    const api = await rawRequest(open.port, { method: 'POST', path: '/api/app.info', headers: { Host: `evil.example:${open.port}`, 'Content-Type': 'application/json', 'X-Klx-Token': open.token }, body: '{}' });
+    expect(api.status).toBe(403);
   });
 
   it('cross-site request: refuses a foreign Origin even with the token (403)', async () => {
@@ -120,14 +142,22 @@ describe('browser-borne attacks', () => {
     expect(res.status).toBe(403);
   });
 
-  it('CSRF by HTML form: refuses an API call that is not Content-Type application/json (415)', async () => {
+  it('CSRF by HTML form: refuses an API call that is not Content-Type application/json (415), and a token in its URL (403)', async () => {
     const res = await rawRequest(open.port, {
       method: 'POST',
-      path: `/api/app.info?token=${open.token}`,
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      path: '/api/app.info',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Klx-Token': open.token, Host: `127.0.0.1:${open.port}` },
       body: 'a=1',
     });
     expect(res.status).toBe(415);
+    // A form cannot set a header; the query does not carry the token for API calls.
+    const viaQuery = await rawRequest(open.port, {
+      method: 'POST',
+      path: `/api/app.info?token=${open.token}`,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Host: `127.0.0.1:${open.port}` },
+      body: 'a=1',
+    });
+    expect(viaQuery.status).toBe(403);
   });
 
   it('memory exhaustion: refuses a request body over MAX_BODY_BYTES (90 MiB) (413)', async () => {
@@ -165,7 +195,7 @@ describe('browser-borne attacks', () => {
 describe('static files', () => {
   it('path traversal out of the renderer folder (.., %2e%2e, encoded slash, backslash) serves nothing', async () => {
     for (const path of ['/../not-served.txt', '/%2e%2e/not-served.txt', '/..%2fnot-served.txt', '/assets/..%2f..%2fnot-served.txt', '/..\\not-served.txt', '/%00index.html']) {
-      const res = await rawRequest(open.port, { path, headers: { 'X-Klx-Token': open.token } });
+      const res = await rawRequest(open.port, { path }); // the bundle is served without the token: traversal must fail all the same
       expect(res.status, path).toBeGreaterThanOrEqual(400);
       expect(res.text, path).not.toContain('private');
     }

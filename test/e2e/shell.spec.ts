@@ -1,6 +1,6 @@
 /**
- * The app shell in a browser over the bridge: loads with the token, shows the version from
- * `app.info`, suggests folders through `fs.complete`, opens one, shows the read-only badge, and
+ * The app shell in a browser over the bridge: loads with the token (handed over in the URL
+ * fragment, kept by the tab, never a cookie), shows the version from `app.info`, suggests folders through `fs.complete`, opens one, shows the read-only badge, and
  * runs under the strict CSP without console errors.
  */
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,18 @@ test('loads with the token and shows the version from app.info', async ({ page, 
   await expect(page.getByTestId('read-only-badge')).toHaveCount(0);
   await expect(page.getByTestId('app-error')).toHaveCount(0);
   await page.screenshot({ path: `${SCREENSHOTS}/shell.png` });
+  // The token came in the fragment: gone from the address bar, never a cookie (issue 17, defect 8),
+  // kept in this tab's sessionStorage, so a reload still works.
+  expect(bridge.url).toContain('/#token=');
+  expect(page.url()).not.toContain(bridge.token);
+  expect(await page.context().cookies()).toEqual([]);
+  expect(await page.evaluate("sessionStorage.getItem('klx-token')")).toBe(bridge.token);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.reload();
+  await expect(page.getByTestId('app-version')).toHaveText(`v${version}`);
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  expect(page.url()).toBe(`${bridge.origin}/`);
+  await page.screenshot({ path: `${SCREENSHOTS}/shell-dark.png` });
   expect(problems).toEqual([]);
 });
 
@@ -49,11 +61,19 @@ test('shows the read-only badge on a read-only bridge and the served folder as o
 
 test.describe('without the token', () => {
   test.use({ allowedConsoleErrors: ['status of 403 (Forbidden)'] });
-  test('the page is refused and the app never loads', async ({ page, bridge }) => {
-  const response = await page.goto(bridge.origin + '/');
-  expect(response?.status()).toBe(403);
-  await expect(page.locator('[data-testid=app-loaded]')).toHaveCount(0);
-});
+  test('the page (the public bundle) loads, but the API refuses it: an error notice, no version', async ({ page, bridge }) => {
+    const response = await page.goto(bridge.origin + '/');
+    expect(response?.status()).toBe(200);
+    await expect(page.locator('[data-testid=app-loaded]')).toBeVisible();
+    const notice = page.getByTestId('error-notice');
+    await expect(notice).toContainText('No access to this server');
+    await expect(notice).toContainText('missing or wrong token');
+    await expect(notice).toContainText('Open the app with the URL `klx serve` or `npm start` printed: the token follows its #token=');
+    await expect(notice).not.toContainText('Check the value typed');
+    // app.info was refused: the version (and the read-only badge) come only from its answer
+    await expect(page.getByTestId('app-version')).toHaveCount(0);
+    await page.screenshot({ path: `${SCREENSHOTS}/without-token.png` });
+  });
 });
 
 test('klx serve DIR: opening a folder outside DIR says the server was started for DIR and how to open another', async ({ page, readOnlyBridge, logDir }) => {

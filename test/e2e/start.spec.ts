@@ -34,7 +34,7 @@ test('npm start with no folder opens the demo log directory (bridge fallback)', 
     let out = '';
     child!.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out);
+      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(out);
       if (m) resolveUrl(m[1]);
     });
     child!.on('exit', (code) => reject(new Error(`npm start exited with ${code}: ${stderr}`)));

@@ -1,7 +1,8 @@
 /**
  * `klx serve [DIR...] [--port N] [--read-only]`: runs the app in a browser. Starts the loopback bridge
  * on 127.0.0.1 (building the renderer first if `out/renderer/index.html` is missing) and prints the
- * URL with its access token on stdout; runs until Ctrl+C (SIGINT) or SIGTERM.
+ * URL with its access token on stdout (`http://127.0.0.1:PORT/#token=…`: the token in the fragment,
+ * which the browser never sends; see `../../bridge/server.ts`); runs until Ctrl+C (SIGINT) or SIGTERM.
  *
  * With folders, the bridge is confined to them: they are opened at start and nothing outside them
  * can be reached (not even by folder completion). `--read-only` refuses every method that writes.

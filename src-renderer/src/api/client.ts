@@ -1,8 +1,8 @@
 /**
  * The renderer's one way to reach the main process, whatever runs it:
  * - in Electron, over `window.klx` (the preload's functions);
- * - in a browser, over HTTP to the loopback bridge: `POST /api/<method>` with the token (taken from
- *   the page URL's `?token=`) in the `X-Klx-Token` header, and events from `GET /api/events`.
+ * - in a browser, over HTTP to the loopback bridge: `POST /api/<method>` with the token in the
+ *   `X-Klx-Token` header, and events from `GET /api/events` (see {@link pageToken}).
  * Both are typed as `KlxApi` through the shared client.
  */
 import { createClient, type KlxClient } from '../../../src-shared/client.ts';
@@ -83,11 +83,40 @@ export function httpTransport(base: string, token: string): Transport {
   };
 }
 
+/** Where the tab keeps the bridge's token (sessionStorage: this tab and this origin, port included, only). */
+const TOKEN_KEY = 'klx-token';
+
+/**
+ * The bridge's access token for this page: from the URL fragment (`#token=…`, what `klx serve` and
+ * `npm start` print; a fragment is never sent to a server) or an older link's `?token=`, then kept
+ * in the tab's sessionStorage and removed from the address bar (a reload finds it there). Never a
+ * cookie: cookies ignore ports, so any other server on 127.0.0.1 would receive it (issue 17, defect 8).
+ */
+export function pageToken(): string {
+  const url = new URL(window.location.href);
+  const fromUrl = new URLSearchParams(url.hash.slice(1)).get('token') ?? url.searchParams.get('token');
+  if (fromUrl) {
+    try {
+      window.sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    } catch {
+      // storage refused: the token lives in memory for this page only
+    }
+    url.hash = '';
+    url.searchParams.delete('token');
+    window.history.replaceState(window.history.state, '', url.pathname + url.search);
+    return fromUrl;
+  }
+  try {
+    return window.sessionStorage.getItem(TOKEN_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** Picks the transport: `window.klx` when present, else the bridge at this page's origin. */
 export function defaultTransport(): Transport {
   if (window.klx) return ipcTransport(window.klx);
-  const token = new URL(window.location.href).searchParams.get('token') ?? '';
-  return httpTransport(window.location.origin, token);
+  return httpTransport(window.location.origin, pageToken());
 }
 
 /** The app's client. */

@@ -81,12 +81,14 @@ export function toUiError(err: unknown, context: string): UiError {
     err instanceof KlxApiError ? err.info : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
   const reason = (info.details as { reason?: unknown } | undefined)?.reason;
   const hint =
-    reason === 'outside-served-folders'
+    reason === 'bridge-token'
+      ? 'Open the app with the URL `klx serve` or `npm start` printed: the token follows its #token=, and the tab keeps it for reloads (a tab opened without it has none).'
+      : reason === 'outside-served-folders'
       ? 'The message says how to serve the other folder too.'
       : reason === 'outside-allowed-folders'
         ? 'Open the folder that holds it first (the folder field above the tree).'
         : (HINTS[info.code] ?? '');
-  const title = reason === 'outside-served-folders' ? 'Outside the served folder' : (TITLES[info.code] ?? info.code);
+  const title = reason === 'outside-served-folders' ? 'Outside the served folder' : reason === 'bridge-token' ? 'No access to this server' : (TITLES[info.code] ?? info.code);
   const e: UiError = { id: nextId++, context, code: info.code, title, message: info.message, hint };
   if (info.file !== undefined) e.file = info.file;
   if (info.position !== undefined) e.position = info.position;
