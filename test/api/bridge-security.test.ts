@@ -2,6 +2,7 @@
  * Security regression tests of the loopback bridge, each named for the exploit it prevents.
  */
 import { mkdirSync, realpathSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -160,9 +161,30 @@ describe('browser-borne attacks', () => {
     expect(viaQuery.status).toBe(403);
   });
 
-  it('memory exhaustion: refuses a request body over MAX_BODY_BYTES (90 MiB) (413)', async () => {
-    const res = await post(open, 'fs.complete', { partial: 'x'.repeat(MAX_BODY_BYTES + 1) });
+  it('memory exhaustion: refuses a request body over MAX_BODY_BYTES (90 MiB) (413) without reading it', async () => {
+    // Only the first 64 KiB of the announced body are sent: the answer must come without the rest.
+    // (A client that writes all of it races the bridge closing the connection: under load fetch
+    // then failed with ECONNRESET before reading the 413.)
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port: open.port,
+      method: 'POST',
+      path: '/api/fs.complete',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': MAX_BODY_BYTES + 1, 'X-Klx-Token': open.token, Host: `127.0.0.1:${open.port}` },
+    });
+    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' || e.code === 'EPIPE' ? undefined : reject(e)));
+    });
+    req.write(`{"partial":"${'x'.repeat(64 * 1024)}`);
+    const res = await answer;
+    req.destroy();
     expect(res.status).toBe(413);
+    expect(JSON.parse(res.text)).toEqual({ ok: false, error: { code: 'invalid-argument', message: `request body larger than ${MAX_BODY_BYTES} bytes` } });
   });
 
   it('refuses a body that is not JSON (400)', async () => {
