@@ -11,6 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { errorAt, KlxError } from '../../src-main/engine/errors.ts';
 import { encodeBatch } from '../../src-main/engine/format/record-batch.ts';
 import { planCompaction } from '../../src-main/engine/cleaner/compaction.ts';
+import { crc32c } from '../../src-main/engine/format/crc.ts';
+import { recordsOf, streamRecordsOf, walkLog } from '../../src-main/engine/log/log-walk.ts';
+import { PartitionLog } from '../../src-main/engine/log/partition-log.ts';
 import { rec, tempDir } from '../support/log-builder.ts';
 
 describe('errors name their file and position', () => {
@@ -54,5 +57,32 @@ describe('errors name their file and position', () => {
     expect(k.file).toBe(join(dir, '00000000000000000000.log'));
     expect(k.position).toBe(0);
     expect(k.message).toContain('relative offset outside 0..2147483647');
+  });
+
+  it('the records of a walked batch that do not decode name the segment .log and the batch position (recordsOf, streamRecordsOf)', () => {
+    const dir = join(tempDir(), 'topic-0');
+    mkdirSync(dir);
+    const first = encodeBatch({ baseOffset: 0n, records: [rec('k', 'v1', 1000)] });
+    // recordsCount 3 where the area holds one record; the CRC recomputed, so only the records are wrong.
+    const bad = encodeBatch({ baseOffset: 1n, records: [rec('k', 'v2', 1000)] });
+    bad.writeInt32BE(3, 57);
+    bad.writeUInt32BE(crc32c(bad.subarray(21)), 17);
+    writeFileSync(join(dir, '00000000000000000000.log'), Buffer.concat([first, bad]));
+    const log = PartitionLog.open(dir);
+    const batches = [...walkLog(log)].filter((e) => e.type === 'batch');
+    expect(batches.map((e) => e.header.position)).toEqual([0, first.length]);
+    expect(recordsOf(batches[0]!).map((r) => r.offset)).toEqual([0n]);
+    for (const read of [recordsOf, streamRecordsOf]) {
+      let err: unknown;
+      try {
+        read(batches[1]!);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(KlxError);
+      const k = err as KlxError;
+      expect([k.code, k.file, k.position]).toEqual(['corrupt-batch', join(dir, '00000000000000000000.log'), first.length]);
+      expect(k.message).toContain('recordsCount 3');
+    }
   });
 });

@@ -97,7 +97,7 @@ export function decodeHandlers(ctx: ApiContext): DomainHandlers<'decode'> {
         return { root, choices: decoders.setChoice(root, req.topic, req.side, req.format) };
       } catch (err) {
         if (err instanceof KlxError) throw err;
-        throw new KlxError('io-error', `cannot save the format choice: ${(err as Error).message}`, { cause: err });
+        throw new KlxError('io-error', `cannot save the format choice: ${(err as Error).message}`, { ...savedFile(err), cause: err });
       }
     },
 
@@ -108,8 +108,14 @@ export function decodeHandlers(ctx: ApiContext): DomainHandlers<'decode'> {
         return { root, choices: decoders.setSchema(root, req.topic, req.side, req.schema) };
       } catch (err) {
         if (err instanceof KlxError) throw err;
-        throw new KlxError('io-error', `cannot save the schema files: ${(err as Error).message}`, { cause: err });
+        throw new KlxError('io-error', `cannot save the schema files: ${(err as Error).message}`, { ...savedFile(err), cause: err });
       }
     },
   };
+}
+
+/** The settings file a failed save names (Node's I/O errors carry the path they failed on). */
+function savedFile(err: unknown): { file?: string } {
+  const path = (err as NodeJS.ErrnoException | null)?.path;
+  return typeof path === 'string' ? { file: path } : {};
 }

@@ -8,7 +8,7 @@
  *
  * Units: offsets are `bigint` (int64); positions and sizes are bytes (`number`).
  */
-import { KlxError } from '../errors.ts';
+import { errorAt, KlxError } from '../errors.ts';
 import type { BatchEntry, DamageEntry, LogEntry } from '../format/log-reader.ts';
 import { decodeV2Records, streamV2Records } from '../format/record-batch.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
@@ -175,10 +175,17 @@ export function* scanSegmentFrom(segment: LogSegment, start: number, opts: { ver
 
 /**
  * The records of a batch: those the reader decoded already (legacy entries), else decoded now.
- * @throws KlxError `corrupt-batch` (with the batch position) when they cannot be decoded.
+ * @throws KlxError `corrupt-batch` (or `decompression-limit`, `unknown-codec`...) with the batch
+ *   position when they cannot be decoded, and, for a batch met by {@link walkLog}, its segment's
+ *   `.log` as `file` (issue 17, defect 10: every error names file and position).
  */
-export function recordsOf(entry: BatchEntry): KafkaRecord[] {
-  return entry.records ?? decodeV2Records(entry.header, entry.bytes);
+export function recordsOf(entry: BatchEntry | WalkedBatch): KafkaRecord[] {
+  if (entry.records) return entry.records;
+  try {
+    return decodeV2Records(entry.header, entry.bytes);
+  } catch (err) {
+    throw placed(err, entry);
+  }
 }
 
 /**
@@ -187,8 +194,18 @@ export function recordsOf(entry: BatchEntry): KafkaRecord[] {
  * millions; legacy entries come with their records already.
  * @throws KlxError as {@link recordsOf}, eagerly.
  */
-export function streamRecordsOf(entry: BatchEntry): Iterable<KafkaRecord> {
-  return entry.records ?? streamV2Records(entry.header, entry.bytes);
+export function streamRecordsOf(entry: BatchEntry | WalkedBatch): Iterable<KafkaRecord> {
+  if (entry.records) return entry.records;
+  try {
+    return streamV2Records(entry.header, entry.bytes);
+  } catch (err) {
+    throw placed(err, entry);
+  }
+}
+
+/** `err` naming the segment file of a walked batch and the batch position (`errorAt`); unchanged for a batch not met by a walk. */
+function placed(err: unknown, entry: BatchEntry | WalkedBatch): unknown {
+  return 'segment' in entry ? errorAt(err, { file: entry.segment.files.log, position: entry.header.position }) : err;
 }
 
 /** True when a batch holds a record at every offset of [baseOffset, lastOffset] (nothing compacted away inside it). */

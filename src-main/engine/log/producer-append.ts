@@ -16,6 +16,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
+import { MAX_ENTRY_BYTES } from '../format/log-reader.ts';
 import { decodeV2Header, decodeV2Records } from '../format/record-batch.ts';
 import { V2_HEADER_SIZE, type BatchHeader } from '../format/types.ts';
 import { readProducerSnapshot, type ProducerSnapshotEntry } from '../files/producer-snapshot.ts';
@@ -325,7 +326,9 @@ export class ProducerStateTracker {
  * The v2 batch headers of a `.log` from byte `start`, read header by header (61 bytes each, the
  * batch itself only on demand): producer state needs no record of data batches, so a 1 GiB segment
  * costs a few thousand small reads instead of reading it all. Legacy messages are skipped (they carry
- * no producer id); the walk stops at the first entry whose framing is impossible.
+ * no producer id); the walk stops at the first entry whose framing is impossible, as the log
+ * reader sees it (`scanEntries`): a length below the minimum, past the end of the file, or above
+ * {@link MAX_ENTRY_BYTES} (a length of 2^31−1 in a file over 2 GiB is damage, never a 2 GiB read).
  */
 export function* producerBatches(path: string, start: number): Generator<{ header: BatchHeader; read: () => Buffer }> {
   let fd: number;
@@ -343,7 +346,7 @@ export function* producerBatches(path: string, start: number): Generator<{ heade
       const batchLength = head.readInt32BE(8);
       const magic = head.readInt8(16);
       const total = batchLength + 12;
-      if (batchLength < 14 || pos + total > size || magic < 0 || magic > 2) return;
+      if (batchLength < 14 || pos + total > size || total > MAX_ENTRY_BYTES || magic < 0 || magic > 2) return;
       if (magic === 2 && batchLength >= V2_HEADER_SIZE - 12) {
         let header: BatchHeader;
         try {

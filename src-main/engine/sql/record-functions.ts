@@ -26,8 +26,10 @@
  */
 import { createRequire } from 'node:module';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 import { BIGINT, BLOB, INTEGER, LIST, STRUCT, VARCHAR, type DuckDBConnection, type DuckDBType } from './duckdb.ts';
-import { KlxError } from '../errors.ts';
+import { errorAt, KlxError } from '../errors.ts';
+import { segmentFileName } from '../files/file-names.ts';
 import { scanEntries, type ByteSource } from '../format/log-reader.ts';
 import type { KafkaRecord } from '../format/types.ts';
 import type { RecordDecoder } from '../decode/record-decoder.ts';
@@ -165,7 +167,11 @@ export class RecordReader {
     void it.return(undefined);
     const e = first.done ? undefined : first.value;
     if (!e || e.type !== 'batch') throw this.changed(pid, segmentBase, position, 'no batch starts there');
-    this.lastRecords = recordsOf(e);
+    try {
+      this.lastRecords = recordsOf(e);
+    } catch (err) {
+      throw errorAt(err, { file, position });
+    }
     this.reads.batches++;
     this.lastPid = pid;
     this.lastSegment = segmentBase;
@@ -178,7 +184,7 @@ export class RecordReader {
     const name = log ? `${log.topic}-${log.partition}` : `partition_id ${pid}`;
     return new KlxError('io-error', `the log changed since the SQL tables were built (${name}, segment ${segmentBase}, position ${position}: ${why}); reopen the folder to rebuild them`, {
       position,
-      ...(log ? { file: log.dir } : {}),
+      ...(log ? { file: join(log.dir, segmentFileName(segmentBase, '.log')) } : {}),
     });
   }
 
