@@ -165,6 +165,26 @@ function framingProblem(size: number, magic: number, remaining: number, maxEntry
   return null;
 }
 
+/** Read windows given back by walks that ended (`reuseWindows`), for the next walks to use. */
+const windowPool: Buffer[] = [];
+/** Windows kept in {@link windowPool}: two walks' worth. */
+const WINDOW_POOL_MAX = 4;
+
+/** A buffer of at least `size` bytes from the pool (the smallest that fits), else a new one. */
+function takeWindow(size: number): Buffer {
+  let best = -1;
+  for (let i = 0; i < windowPool.length; i++) if (windowPool[i]!.length >= size && (best < 0 || windowPool[i]!.length < windowPool[best]!.length)) best = i;
+  if (best < 0) return Buffer.allocUnsafe(size);
+  const b = windowPool[best]!;
+  windowPool.splice(best, 1);
+  return b;
+}
+
+/** Gives a window back to the pool (only default-sized ones: a window grown for a huge batch is let go). */
+function releaseWindow(b: Buffer): void {
+  if (b.length <= DEFAULT_CHUNK_SIZE * 2 && windowPool.length < WINDOW_POOL_MAX && !windowPool.includes(b)) windowPool.push(b);
+}
+
 /** Zero bytes compared against in one go when measuring a zero run. */
 const ZEROS = Buffer.alloc(1 << 20);
 
@@ -189,7 +209,9 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
   let win: Buffer = Buffer.alloc(0);
   let winStart = 0;
   // With reuseWindows: two buffers used in turn, so the window before the current one (which the
-  // entry being checked may sit in) stays intact while the next one is read.
+  // entry being checked may sit in) stays intact while the next one is read. They come from (and go
+  // back to, when the walk ends) a small pool, so walks one after the other (a partition's segments,
+  // every partition of a folder) do not each map and fault in fresh pages.
   const spare: (Buffer | null)[] = opts.reuseWindows && source.readInto ? [null, null] : [];
   let turn = 0;
   const ensure = (pos: number, len: number): number => {
@@ -199,7 +221,10 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
       if (spare.length === 2) {
         const need = Math.max(len, Math.min(want, source.size - pos));
         let b = spare[turn];
-        if (!b || b.length < need) b = spare[turn] = Buffer.allocUnsafe(need);
+        if (!b || b.length < need) {
+          if (b) releaseWindow(b);
+          b = spare[turn] = takeWindow(need);
+        }
         turn ^= 1;
         win = source.readInto!(b, pos);
       } else win = source.read(pos, want);
@@ -209,66 +234,70 @@ export function* scanEntries(source: ByteSource, opts: ScanOptions = {}): Genera
   };
 
   let pos = opts.start ?? 0;
-  while (pos < end) {
-    const remaining = end - pos;
-    if (remaining < HEADER_SIZE_UP_TO_MAGIC + 1 && remaining > 0) {
-      yield damage('invalid-tail', pos, remaining, 'truncated-batch', `${remaining} bytes are too few for a batch header`, allZero(pos, remaining));
-      return;
-    }
-    let off = ensure(pos, V2_HEADER_SIZE);
-    const size = win.readInt32BE(off + 8);
-    const magic = win.readInt8(off + 16);
-    const problem = framingProblem(size, magic, remaining, maxEntry);
-    if (problem) {
-      const next = yield* recover(pos, problem);
-      if (next < 0) return;
-      pos = next;
-      continue;
-    }
-    const total = size + LOG_OVERHEAD;
-    off = ensure(pos, total);
-    const bytes = win.subarray(off, off + total);
-    let entry: BatchEntry;
-    try {
-      if (magic === 2) {
-        const header = decodeV2Header(win, off, pos, verifyCrc);
-        entry = { type: 'batch', header, bytes };
-        if (header.crcValid === false && !nextLooksValid(pos + total)) {
-          // A batch cut short in the middle of a file: its length field swallowed the start of the
-          // next batch. Treat it as damage and look for the next real batch.
-          const next = yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC (${crcMismatchText(header)}) and is not followed by a valid batch (cut short or overwritten)` });
-          if (next < 0) return;
-          pos = next;
-          continue;
-        }
-        if (deep) {
-          try {
-            entry.records = decodeV2Records(header, bytes, opts.maxMessageBytes);
-          } catch (err) {
-            entry.error = withFile(err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err), { position: pos }), pos);
-          }
-        }
-      } else {
-        const { header, records } = decodeLegacyEntry(win, off, pos, verifyCrc);
-        entry = { type: 'batch', header, bytes, records };
+  try {
+    while (pos < end) {
+      const remaining = end - pos;
+      if (remaining < HEADER_SIZE_UP_TO_MAGIC + 1 && remaining > 0) {
+        yield damage('invalid-tail', pos, remaining, 'truncated-batch', `${remaining} bytes are too few for a batch header`, allZero(pos, remaining));
+        return;
       }
-    } catch (err) {
-      if (!(err instanceof KlxError)) throw err;
-      if (magic !== 2 && crc32Range(pos + 16, pos + total) !== win.readUInt32BE(ensure(pos, HEADER_SIZE_UP_TO_MAGIC) + 12)) {
-        // Not a message at all (its CRC fails too): its length cannot be trusted, so look for the
-        // next valid entry instead of skipping what the length claims.
-        const next = yield* recover(pos, { code: err.code, reason: `${err.reason}, and its CRC does not match` });
+      let off = ensure(pos, V2_HEADER_SIZE);
+      const size = win.readInt32BE(off + 8);
+      const magic = win.readInt8(off + 16);
+      const problem = framingProblem(size, magic, remaining, maxEntry);
+      if (problem) {
+        const next = yield* recover(pos, problem);
         if (next < 0) return;
         pos = next;
         continue;
       }
-      // Framing and CRC are sound but the header or legacy message cannot be decoded: skip exactly this entry.
-      yield damage('corrupt-region', pos, total, err.code, err.reason, allZero(pos, total));
+      const total = size + LOG_OVERHEAD;
+      off = ensure(pos, total);
+      const bytes = win.subarray(off, off + total);
+      let entry: BatchEntry;
+      try {
+        if (magic === 2) {
+          const header = decodeV2Header(win, off, pos, verifyCrc);
+          entry = { type: 'batch', header, bytes };
+          if (header.crcValid === false && !nextLooksValid(pos + total)) {
+            // A batch cut short in the middle of a file: its length field swallowed the start of the
+            // next batch. Treat it as damage and look for the next real batch.
+            const next = yield* recover(pos, { code: 'crc-mismatch', reason: `batch at baseOffset ${header.baseOffset} fails its CRC (${crcMismatchText(header)}) and is not followed by a valid batch (cut short or overwritten)` });
+            if (next < 0) return;
+            pos = next;
+            continue;
+          }
+          if (deep) {
+            try {
+              entry.records = decodeV2Records(header, bytes, opts.maxMessageBytes);
+            } catch (err) {
+              entry.error = withFile(err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err), { position: pos }), pos);
+            }
+          }
+        } else {
+          const { header, records } = decodeLegacyEntry(win, off, pos, verifyCrc);
+          entry = { type: 'batch', header, bytes, records };
+        }
+      } catch (err) {
+        if (!(err instanceof KlxError)) throw err;
+        if (magic !== 2 && crc32Range(pos + 16, pos + total) !== win.readUInt32BE(ensure(pos, HEADER_SIZE_UP_TO_MAGIC) + 12)) {
+          // Not a message at all (its CRC fails too): its length cannot be trusted, so look for the
+          // next valid entry instead of skipping what the length claims.
+          const next = yield* recover(pos, { code: err.code, reason: `${err.reason}, and its CRC does not match` });
+          if (next < 0) return;
+          pos = next;
+          continue;
+        }
+        // Framing and CRC are sound but the header or legacy message cannot be decoded: skip exactly this entry.
+        yield damage('corrupt-region', pos, total, err.code, err.reason, allZero(pos, total));
+        pos += total;
+        continue;
+      }
+      yield entry;
       pos += total;
-      continue;
     }
-    yield entry;
-    pos += total;
+  } finally {
+    for (const b of spare) if (b) releaseWindow(b);
   }
 
   /** `err` with this file and (if it has none) `position`. */

@@ -215,8 +215,9 @@ export class PackedCommit implements CommittedOffset {
   placeFile = '';
   /** Byte position of the record's batch. */
   placePosition = 0;
-  /** The batch's base offset (shared by the batch's records). */
-  placeBase = 0n;
+  /** The batch's base offset (shared by the batch's records) as two signed int32 halves. */
+  placeBaseHi = 0;
+  placeBaseLo = 0;
   /** The record's offset delta in its batch. */
   placeDelta = 0;
   constructor(
@@ -231,7 +232,7 @@ export class PackedCommit implements CommittedOffset {
   }
   /** Where the winning commit record is (a new object on each read). */
   get place(): OffsetsRecordPlace {
-    return { offsetsPartition: this.placePartition, file: this.placeFile, position: this.placePosition, offset: this.placeBase + BigInt(this.placeDelta) };
+    return { offsetsPartition: this.placePartition, file: this.placeFile, position: this.placePosition, offset: BigInt(this.placeBaseHi) * TWO32 + BigInt(this.placeBaseLo >>> 0) + BigInt(this.placeDelta) };
   }
 }
 
@@ -255,8 +256,11 @@ export class GroupStore {
   /** Records applied, tombstones among them, records skipped (unknown types). */
   readonly counts = { records: 0, tombstones: 0, offsetCommits: 0, skipped: 0, transactionalCommits: 0, abortedCommits: 0 };
   private pending = new Map<string, PendingTxn>();
-  /** Bumped whenever an offset entry may have been removed or replaced (invalidates {@link CommitSlot} caches). */
-  private epoch = 0;
+  /**
+   * Bumped whenever an offset entry may have been removed or replaced (invalidates {@link CommitSlot}
+   * caches: a slot's `commit` is its key's entry while the slot's `epoch` equals this). Read-only outside.
+   */
+  epoch = 0;
 
   /** The group, created (as `simple` until a group record says otherwise) when absent. */
   group(groupId: string, offsetsPartition: number): LoadedGroup {
@@ -330,14 +334,14 @@ export class GroupStore {
   }
 
   /**
-   * The fast path of a non-transactional offset commit (the bulk of `__consumer_offsets`): updates
-   * the key's {@link PackedCommit} in place, found through its slot without a map lookup while no
-   * entry was removed or replaced since (`epoch`); int64 values come as two int32 halves, so nothing
-   * is allocated per record.
+   * The fast path of a non-transactional offset commit (the bulk of `__consumer_offsets`): the
+   * {@link PackedCommit} of the slot's key, which the caller updates in place (every field of it,
+   * and {@link counts}); found through the slot without a map lookup while no entry was removed or
+   * replaced since (`epoch`), else looked up (and created) once. Nothing is allocated per record.
+   * A slot belongs to one partition's replay (its key table), so the first look-up puts the
+   * partition in the group's {@link LoadedGroup.offsetsPartitions}.
    */
-  putCommitFast(slot: CommitSlot, offHi: number, offLo: number, leaderEpoch: number, metadata: string, tsHi: number, tsLo: number, expireTimestamp: bigint | null, valueVersion: number, file: string, position: number, batchBaseOffset: bigint, offsetDelta: number, offsetsPartition: number): void {
-    this.counts.records++;
-    this.counts.offsetCommits++;
+  packedCommitOf(slot: CommitSlot, offsetsPartition: number): PackedCommit {
     let c = slot.commit;
     if (c === null || slot.epoch !== this.epoch) {
       const g = this.group(slot.groupId, offsetsPartition);
@@ -351,19 +355,7 @@ export class GroupStore {
       slot.commit = c;
       slot.epoch = this.epoch;
     }
-    c.offHi = offHi;
-    c.offLo = offLo;
-    c.leaderEpoch = leaderEpoch < 0 ? null : leaderEpoch;
-    c.metadata = metadata;
-    c.tsHi = tsHi;
-    c.tsLo = tsLo;
-    c.expireTimestamp = expireTimestamp;
-    c.valueVersion = valueVersion;
-    c.placePartition = offsetsPartition;
-    c.placeFile = file;
-    c.placePosition = position;
-    c.placeBase = batchBaseOffset;
-    c.placeDelta = offsetDelta;
+    return c;
   }
 
   private putOffset(groupId: string, topic: string, partition: number, commit: CommittedOffset | null, offsetsPartition: number): void {

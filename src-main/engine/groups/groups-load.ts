@@ -126,6 +126,8 @@ class KeyTable {
   private starts = new Int32Array(4096);
   private lens = new Int32Array(4096);
   private arena = new Uint8Array(1 << 18);
+  /** The arena read four bytes at a time (see {@link isAt}). */
+  private arenaView = new DataView(this.arena.buffer);
   private used = 0;
   /** Slot of key i (offset commits), else null. */
   readonly slots: (CommitSlot | null)[] = [];
@@ -151,6 +153,21 @@ class KeyTable {
     return true;
   }
 
+  /**
+   * {@link is} for bytes that `dv` also views (`abs`: the position of `d[at]` in `dv`): compared four
+   * bytes at a time.
+   */
+  isAt(i: number, dv: DataView, abs: number, d: Uint8Array, at: number, n: number): boolean {
+    if (i >= this.size || this.lens[i] !== n) return false;
+    const av = this.arenaView;
+    const s = this.starts[i]!;
+    let j = 0;
+    for (; j + 4 <= n; j += 4) if (av.getInt32(s + j) !== dv.getInt32(abs + j)) return false;
+    const arena = this.arena;
+    for (; j < n; j++) if (arena[s + j] !== d[at + j]) return false;
+    return true;
+  }
+
   /** Index of the key `d[at, at + n)` with hash `h`, or −1. */
   find(d: Uint8Array, at: number, n: number, h: number): number {
     const arena = this.arena;
@@ -172,8 +189,10 @@ class KeyTable {
       const a = new Uint8Array(Math.max(this.arena.length * 2, this.used + n));
       a.set(this.arena.subarray(0, this.used));
       this.arena = a;
+      this.arenaView = new DataView(a.buffer);
     }
-    this.arena.set(d.subarray(at, at + n), this.used);
+    const arena = this.arena;
+    for (let j = 0; j < n; j++) arena[this.used + j] = d[at + j]!;
     this.starts[i] = this.used;
     this.lens[i] = n;
     this.used += n;
@@ -426,32 +445,40 @@ function skipVarlong(d: Uint8Array, pos: number, end: number): number {
 
 /**
  * The fast path of a v2 data batch with a valid CRC: walks its records area (decompressed when
- * needed) once, with the framing checks of Kafka's `DefaultRecord.readFrom`, without making an
- * object per record; offset commits with a cached key and a v0–v3 value are applied in place,
- * anything else through {@link applyRecord}.
+ * needed; else read in place in the batch's bytes) once, with the framing checks of Kafka's
+ * `DefaultRecord.readFrom`, without making an object per record. An offset commit with a key met
+ * before in this partition and a v0–v3 value that reads exactly is written into its
+ * {@link PackedCommit} right here; anything else goes through {@link applyKeyed} / {@link applyRecord}.
  * @returns false when the batch cannot be decompressed (the caller takes the checked path, which reports it).
  */
 function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; bytes: Buffer }, file: string): boolean {
   const h = e.header;
   const count = h.recordCount;
   if (count < 0) return false;
-  let d: Uint8Array = e.bytes.subarray(V2_HEADER_SIZE, h.size);
+  // the records area is d[pos, len)
+  let d: Uint8Array = e.bytes;
+  let pos = V2_HEADER_SIZE;
+  let len = h.size;
   if (h.compression !== 'none') {
     try {
-      d = decompress(h.compression, d, 2);
+      d = decompress(h.compression, e.bytes.subarray(V2_HEADER_SIZE, h.size), 2);
     } catch {
       return false;
     }
+    pos = 0;
+    len = d.length;
   }
-  const len = d.length;
   const store = ctx.store;
+  const counts = store.counts;
+  const p = ctx.p;
   const producerId = h.isTransactional && h.producerId >= 0n ? h.producerId : null;
   const base = h.baseOffset;
+  const baseHi = Number(BigInt.asIntN(32, base >> 32n));
+  const baseLo = Number(BigInt.asIntN(32, base));
   const position = h.position;
   let dv = ctx.dv;
   if (dv === null || dv.buffer !== d.buffer) dv = ctx.dv = new DataView(d.buffer);
   const at0 = d.byteOffset;
-  let pos = 0;
   for (let i = 0; i < count; i++) {
     // framing, with the checks of DefaultRecord.readFrom
     const length = varintAt(d, pos, len);
@@ -486,16 +513,52 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
       continue;
     }
     const guess = ctx.lastKey + 1;
-    const ki = ctx.keys.is(guess, d, keyAt, keyLen) ? guess : keyIndexOf(ctx, d, keyAt, keyLen, KeyTable.hash(d, keyAt, keyAt + keyLen), base, offsetDelta, file, position);
+    const ki = ctx.keys.isAt(guess, dv, at0 + keyAt, d, keyAt, keyLen) ? guess : keyIndexOf(ctx, d, keyAt, keyLen, KeyTable.hash(d, keyAt, keyAt + keyLen), base, offsetDelta, file, position);
     if (ki < 0) continue;
     ctx.lastKey = ki;
     const slot = ctx.keys.slots[ki]!;
-    // fast path: a plain offset commit with a non-flexible value (v0–v3)
-    if (slot !== null && producerId === null && valueLen >= 2 && d[valueAt] === 0 && d[valueAt + 1]! <= 3) {
-      const v = readCommitValue(dv, d, at0 + valueAt, valueAt, valueLen);
-      if (v !== null) {
-        store.putCommitFast(slot, v.offHi, v.offLo, v.leaderEpoch, v.metadata, v.tsHi, v.tsLo, v.expireTimestamp, d[valueAt + 1]!, file, position, base, offsetDelta, ctx.p);
-        continue;
+    // fast path: a plain offset commit with a non-flexible value (v0–v3) whose bytes are exactly one
+    if (slot !== null && producerId === null && valueLen >= 2 && d[valueAt] === 0) {
+      const version = d[valueAt + 1]!;
+      // v0/v2: version, offset, metadata, commitTimestamp; v1: + expireTimestamp; v3: + leaderEpoch after the offset
+      const metaAt = valueAt + (version === 3 ? 14 : 10);
+      const fixed = version === 1 ? 28 : version === 3 ? 24 : 20;
+      if (version <= 3 && valueLen >= fixed) {
+        const mlen = (d[metaAt]! << 8) | d[metaAt + 1]!;
+        if (mlen < 0x8000 && valueLen === fixed + mlen) {
+          let metadata = '';
+          let ok = true;
+          if (mlen > 0) {
+            try {
+              metadata = utf8.decode(d.subarray(metaAt + 2, metaAt + 2 + mlen));
+            } catch {
+              ok = false;
+            }
+          }
+          if (ok) {
+            const abs = at0 + valueAt;
+            const tsAt = abs + (fixed - 8 - (version === 1 ? 8 : 0)) + mlen;
+            let c = slot.commit;
+            if (c === null || slot.epoch !== store.epoch) c = store.packedCommitOf(slot, p);
+            counts.records++;
+            counts.offsetCommits++;
+            c.offHi = dv.getInt32(abs + 2);
+            c.offLo = dv.getInt32(abs + 6);
+            c.leaderEpoch = version === 3 ? nonNegativeOrNull(dv.getInt32(abs + 10)) : null;
+            c.metadata = metadata;
+            c.tsHi = dv.getInt32(tsAt);
+            c.tsLo = dv.getInt32(tsAt + 4);
+            c.expireTimestamp = version === 1 ? expireOf(dv.getBigInt64(tsAt + 8)) : null;
+            c.valueVersion = version;
+            c.placePartition = p;
+            c.placeFile = file;
+            c.placePosition = position;
+            c.placeBaseHi = baseHi;
+            c.placeBaseLo = baseLo;
+            c.placeDelta = offsetDelta;
+            continue;
+          }
+        }
       }
     }
     applyKeyed(ctx, decodedKey(ctx, ki), valueLen < 0 ? null : d.subarray(valueAt, valueAt + valueLen), base + BigInt(offsetDelta), file, position, producerId);
@@ -504,9 +567,17 @@ function scanRecordsArea(ctx: ReplayContext, e: { header: KafkaBatchHeader; byte
   return true;
 }
 
+/** A leader epoch as the coordinator keeps it: −1 (or any negative) is none. */
+function nonNegativeOrNull(epoch: number): number | null {
+  return epoch < 0 ? null : epoch;
+}
+
+/** An OffsetCommitValue v1 expireTimestamp as Kafka's OffsetAndMetadata.fromRecord reads it: −1 is none. */
+function expireOf(ts: bigint): bigint | null {
+  return ts === -1n ? null : ts;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-/** Reused result of {@link readCommitValue} (one per call site, never kept). */
-const commitScratch = { offHi: 0, offLo: 0, leaderEpoch: -1, metadata: '', tsHi: 0, tsLo: 0, expireTimestamp: null as bigint | null };
 
 /**
  * A records area that does not frame (only a producer bug can write one under a valid CRC): the
@@ -521,59 +592,6 @@ function framingFailed(ctx: ReplayContext, e: { header: KafkaBatchHeader; bytes:
   }
   ctx.store.problem({ offsetsPartition: ctx.p, file, position: e.header.position, offset: e.header.baseOffset, groupId: null, reason: `${reason} (records after it in the batch not applied)` });
   return true;
-}
-
-/**
- * Reads an OffsetCommitValue v0–v3 (not flexible) exactly from `d[from, from + n)` (`abs` is that
- * position in `dv`'s buffer): null when the bytes do not match the version (the caller then takes the
- * checked decoder, which names the problem).
- */
-function readCommitValue(dv: DataView, d: Uint8Array, abs: number, from: number, n: number): typeof commitScratch | null {
-  const version = d[from + 1]!;
-  let pos = 2;
-  if (pos + 8 > n) return null;
-  const offHi = dv.getInt32(abs + pos);
-  const offLo = dv.getInt32(abs + pos + 4);
-  pos += 8;
-  let leaderEpoch = -1;
-  if (version >= 3) {
-    if (pos + 4 > n) return null;
-    leaderEpoch = dv.getInt32(abs + pos);
-    pos += 4;
-  }
-  if (pos + 2 > n) return null;
-  const mlen = dv.getInt16(abs + pos);
-  pos += 2;
-  if (mlen < 0 || pos + mlen > n) return null;
-  let metadata = '';
-  if (mlen > 0) {
-    try {
-      metadata = utf8.decode(d.subarray(from + pos, from + pos + mlen));
-    } catch {
-      return null;
-    }
-    pos += mlen;
-  }
-  if (pos + 8 > n) return null;
-  const tsHi = dv.getInt32(abs + pos);
-  const tsLo = dv.getInt32(abs + pos + 4);
-  pos += 8;
-  let expireTimestamp: bigint | null = null;
-  if (version === 1) {
-    if (pos + 8 > n) return null;
-    const e = dv.getBigInt64(abs + pos);
-    pos += 8;
-    expireTimestamp = e === -1n ? null : e;
-  }
-  if (pos !== n) return null;
-  commitScratch.offHi = offHi;
-  commitScratch.offLo = offLo;
-  commitScratch.leaderEpoch = leaderEpoch;
-  commitScratch.metadata = metadata;
-  commitScratch.tsHi = tsHi;
-  commitScratch.tsLo = tsLo;
-  commitScratch.expireTimestamp = expireTimestamp;
-  return commitScratch;
 }
 
 function reasonOf(err: unknown): string {
