@@ -55,13 +55,16 @@ export const configEntry = z.object({
 
 /**
  * The dirty ratio of a compacted partition (spec §13.2): `cleanableBytes / (cleanBytes + cleanableBytes)`,
- * from `.log` sizes and the cleaner checkpoint. The first uncleanable offset is bounded by the active
- * segment and the high watermark (the last stable offset would need a walk of the log; it can only be lower).
+ * from `.log` sizes and the cleaner checkpoint (Kafka `LogCleanerManager.cleanableOffsets`). The first
+ * uncleanable offset is bounded by the active segment and the high watermark (Kafka takes the last
+ * stable offset, which would need a walk of the log and can only be lower, and with
+ * `min.compaction.lag.ms` > 0 also the first segment newer than that lag, `findFirstUncleanableSegment`,
+ * which is not applied here: with that setting the ratio shown can be above the broker's).
  */
 export const dirtyRatio = z.object({
   /** The cleaner checkpoint, or logStartOffset when absent or out of [logStartOffset, logEndOffset]. */
   firstDirtyOffset: int64,
-  /** True when the checkpoint was outside [logStartOffset, logEndOffset] and reset (a broker rewrites it). */
+  /** True when the checkpoint was outside [logStartOffset, logEndOffset] and reset (a broker rewrites it to the log start offset when the cleaner next looks for a log to clean: LogCleanerManager.grabFilthiestCompactedLog, forceUpdateCheckpoint of cleanableOffsets). */
   checkpointReset: z.boolean(),
   /** Rounded down to a segment base offset. */
   firstUncleanableOffset: int64,

@@ -191,7 +191,7 @@ function registerFetch(program: Command): void {
     .option('--max-bytes <n>', 'byte budget in whole batches; the first batch is returned whole even if larger (Kafka KIP-74)', (v) => parseNonNegativeInt(v, '--max-bytes'))
     .option('--isolation <level>', 'read_uncommitted or read_committed', parseIsolation, 'read_uncommitted')
     .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
-    .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default) or at the "high-watermark"', parseUpTo, 'log-end')
+    .option('--up-to <limit>', 'read_uncommitted: stop at "log-end" (default: every record the files hold) or at the "high-watermark" (where a consumer stops: FetchIsolation.HIGH_WATERMARK in UnifiedLog.read)', parseUpTo, 'log-end')
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
     .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does)')
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')

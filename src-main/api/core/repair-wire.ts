@@ -8,7 +8,9 @@
  * `LogSegment.recover`) or `choice`: a cut the broker would not make at startup (the plan's reason
  * says "your choice": a segment below the recovery point or after a clean shutdown) and the later
  * segments it deletes and the index rebuild of the segment it cuts, an index rebuild a broker would not do (`LogSegment.sanityCheck` checks only
- * that the `.index` exists), and every checkpoint rewrite (a broker takes the directory offline).
+ * that the `.index` exists), and every checkpoint rewrite (a broker never rewrites an unreadable
+ * checkpoint: it takes the directory offline, or for a number Java cannot parse falls back, loses its
+ * cleaner thread or does not start: `unreadableCheckpointConsequence` in quick-check.ts).
  */
 import { existsSync, statSync } from 'node:fs';
 import { relative } from 'node:path';

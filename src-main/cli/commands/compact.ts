@@ -2,7 +2,8 @@
  * `klx compact DIR [--delete-retention-ms N] [--min-compaction-lag-ms N] [--segment-bytes N]
  * [--rules kafka|classic] [--now MS] [--dry-run] [--json] [--like-broker] [--config K=V...]
  * [--dedupe-buffer-size N] [--trash-dir DIR] [--explain [--explain-limit N]]`: compacts every partition under DIR the way a broker's
- * log cleaner does (spec §13), then applies retention when cleanup.policy is compact,delete.
+ * log cleaner does (spec §13; LogCleaner.Cleaner), then applies retention when cleanup.policy is compact,delete
+ * (as the cleaner thread does after cleaning: LogCleanerManager.deletableLogs, UnifiedLog.deleteOldSegments).
  * `--dry-run` prints the plan and touches nothing; a run keeps the replaced segments in the trash
  * (`klx undo DIR` puts them back). A corrupt partition is reported uncleanable (exit status 1) and
  * the others are still compacted.

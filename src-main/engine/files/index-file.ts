@@ -50,8 +50,10 @@ export interface IndexProblem {
   reason: string;
   /**
    * True when Kafka's own sanity check (`sanityCheck()` of `OffsetIndex` / `TimeIndex` /
-   * `TransactionIndex`, or reading `TransactionIndex`) would throw for this file; a broker then
-   * deletes and rebuilds the segment's indexes. False for what only this reader detects.
+   * `TransactionIndex`, or reading `TransactionIndex`) would throw for this file. At startup a broker
+   * runs only the `.txnindex` check (and then recovers the segment, rebuilding its indexes:
+   * `LogSegment.sanityCheck`, `LogLoader.loadSegmentFiles`); the offset and time index checks ran
+   * at startup only before 2.3 (KAFKA-7283). False for what only this reader detects.
    */
   kafkaCorrupt: boolean;
 }

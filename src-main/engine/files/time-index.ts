@@ -19,7 +19,9 @@
  * rejects the file when the length is not a multiple of 12, when the last slot's timestamp is below
  * the first slot's, or when the last slot's offset is below B. Note that a preallocated time index
  * with real entries followed by zeros fails the timestamp rule (the last slot reads as timestamp 0):
- * this is the "Found a corrupted index file" a broker logs after an unclean shutdown (case B12).
+ * this is the "Found a corrupted index file" brokers before 2.3 logged after an unclean shutdown
+ * (case B12); since 2.3 (KAFKA-7283) `LogSegment.sanityCheck` skips this check and a broker rebuilds
+ * the index only when it recovers the segment (`LogLoader.recoverLog`).
  *
  * The scaffolding shared with the offset index (slot splitting, problems, binary search, buffer
  * sizing) lives in `index-file.ts`; this module gives the time index's layout and rules.

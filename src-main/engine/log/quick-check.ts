@@ -1,7 +1,8 @@
 /**
  * The checks that need no `.log` read (the cheap startup sanity check a broker runs): the files of a
  * partition folder (`LogLoader` passes 1–3: leftovers, orphan indexes, missing indexes), Kafka's
- * index sanity checks (`OffsetIndex/TimeIndex/TransactionIndex.sanityCheck`), checkpoints against
+ * index sanity checks (`OffsetIndex/TimeIndex/TransactionIndex.sanityCheck`; at startup a broker
+ * runs only the `.txnindex` one since 2.3, KAFKA-7283: `LogSegment.sanityCheck`), checkpoints against
  * the log's offsets, and the log directory's own files. Read-only; findings are described in
  * `findings.ts`; the full verification reading every batch is `verify.ts`.
  */
@@ -347,8 +348,9 @@ export function logDirFindings(d: LogDirectory): Finding[] {
 
 /**
  * The cheap check a broker does at startup, from file names and index files only (no `.log` is
- * read): leftovers and orphans (LogLoader passes 1–3), missing indexes, Kafka's index sanity checks,
- * untrimmed or stale index files, and whether recovery would run.
+ * read): leftovers and orphans (LogLoader passes 1–3), missing indexes, Kafka's index sanity checks
+ * (of which a broker runs only the `.txnindex` one at startup since 2.3), untrimmed or stale index
+ * files, and whether recovery would run.
  * @returns findings; `details.kafkaRebuild` is true where a broker would recover the segment and
  *   rebuild its indexes at startup whatever the recovery point (`LogLoader.loadSegmentFiles`: a
  *   missing `.index`, or a `.txnindex` failing `TransactionIndex.sanityCheck`).

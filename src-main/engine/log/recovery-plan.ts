@@ -6,7 +6,8 @@
  *
  * What a broker does, and what the plan does:
  * 1. Leftovers (pass 1): delete `*.deleted`; delete the `.swap` files of an incomplete split (base
- *    offset ≥ the smallest `.cleaned` base), then every `.cleaned` file. Also stale `*.tmp` files.
+ *    offset ≥ the smallest `.cleaned` base), then every `.cleaned` file. Also stale `*.tmp` files
+ *    (klx's own tidying: a broker leaves them and overwrites them at its next write, `CheckpointFile.write`).
  * 2. Swaps (pass 2): a remaining `N.log.swap` is complete cleaner/split output. Files of old segments
  *    whose base offset lies in `[min swap base, max swap end)` are deleted, then the swaps are renamed
  *    to their final names — in **descending** base order, so that after a crash the range computed
@@ -33,7 +34,9 @@
  *    cut with later segments kept would leave an offset gap; a broker recovering it deletes them,
  *    `LogLoader.recoverLog`). Everything else is reported in `unresolved` with what a broker would
  *    do: cut and delete the later segments (recovered segment), or not notice it at all (below the
- *    recovery point, or after a clean shutdown: consumers then fail at that offset).
+ *    recovery point, or after a clean shutdown: consumers then stop at that offset, `CompletedFetch`;
+ *    for the last segment's tail after a clean shutdown, what `LogSegment.readNextOffset` makes of it:
+ *    see `brokerTailAtLoad`).
  *    `truncateAtCorruption` cuts at the first invalid batch and deletes every later segment (their
  *    records are counted in the plan): the broker's behaviour for a recovered segment, the user's
  *    choice for any other.
