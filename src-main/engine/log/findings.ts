@@ -41,7 +41,7 @@ export const FINDING_CODES = {
   'index-entry-past-end': 'an offset-index entry whose position is at or after the end of the .log',
   'index-entry-below-batch': 'an offset-index entry naming an offset below the batch at its position (lookups would skip records)',
   'index-entry-above-batch': 'an offset-index entry naming an offset above the last offset of the batch at its position',
-  'index-entry-older-broker': 'an offset-index entry naming an offset inside its batch rather than the last one (older brokers)',
+  'index-entry-older-broker': 'an offset-index entry naming an offset inside its batch rather than the last one, or the last offset of a multi-batch append at its first batch (older brokers)',
   'time-index-entry-past-end': 'a time-index entry naming an offset after the last batch of the segment',
   'time-index-timestamp-mismatch': 'a time-index entry whose timestamp is not the max timestamp of the batch holding its offset',
   'time-index-entry-in-hole': 'a time-index entry naming an offset no batch holds',

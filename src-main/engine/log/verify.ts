@@ -211,6 +211,8 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
   };
   let firstValidInSegment = true;
   let lastValidLast: bigint | null = null;
+  /** Offset-index entries naming an offset above the batch at their position (see after the scan). */
+  const aboveBatch: { at: number; i: number; offset: bigint; baseOffset: bigint; lastOffset: bigint; position: number }[] = [];
   let sinceYield = 0;
   const indexFile = ref.index ?? ref.indexPath;
   const timeFile = ref.timeindex ?? ref.timeindexPath;
@@ -328,6 +330,8 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
       if (e.offset === h.lastOffset) {
         // what current brokers write
       } else if (e.offset > h.lastOffset) {
+        // Decided after the scan: inside this segment it is what brokers before KAFKA-806 wrote for a multi-batch append.
+        aboveBatch.push({ at: findings.length, i, offset: e.offset, baseOffset: h.baseOffset, lastOffset: h.lastOffset, position: e.position });
         findings.push(finding('warning', 'index-entry-above-batch', indexFile, `entry ${i} names offset ${e.offset} but the batch at position ${e.position} ends at ${h.lastOffset}`, ed, i * 8));
       } else if (e.offset >= h.baseOffset) {
         findings.push(finding('info', 'index-entry-older-broker', indexFile, `entry ${i} names offset ${e.offset}, inside the batch ${h.baseOffset}..${h.lastOffset} at position ${e.position} (older brokers indexed the first offset of an append; current ones the last)`, ed, i * 8));
@@ -359,6 +363,14 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
   }
   scan.logSize = logSize;
   opts.onBytes?.(logSize);
+  // Kafka before KAFKA-806 (4.0) wrote one index entry per append (LogSegment.append: its largest offset at the
+  // position of its first batch), so an append of several batches (a follower's fetch) gives an entry naming an
+  // offset of a later batch of the segment: lookups stay correct (they start at or before the target's batch).
+  for (const a of aboveBatch) {
+    if (lastValidLast === null || a.offset > lastValidLast) continue;
+    const f = findings[a.at]!;
+    findings[a.at] = finding('info', 'index-entry-older-broker', f.file, `entry ${a.i} names offset ${a.offset}, above the batch ${a.baseOffset}..${a.lastOffset} at position ${a.position} but inside this segment: brokers before KAFKA-806 (Kafka 4.0) indexed an append of several batches (a follower's fetch) with its last offset at the position of its first batch (LogSegment.append); harmless for lookups`, f.details, f.position);
+  }
   // Entries left: past the last batch.
   for (; idxPtr < idxEntries.length; idxPtr++) {
     const e = idxEntries[idxPtr]!;

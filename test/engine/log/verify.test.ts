@@ -16,6 +16,7 @@ import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { countFindings, type Finding } from '../../../src-main/engine/log/findings.ts';
 import { logDirFindings, quickCheckPartition, tailCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
+import { planRecovery } from '../../../src-main/engine/log/recovery-plan.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
 import { createRequire } from 'node:module';
@@ -179,6 +180,33 @@ describe('verifyPartition: offset and time index entries', () => {
       ['error', 'index-entry-past-end', 32, true],
     ]);
     expect(report.findings[4]!.details).toMatchObject({ logPosition: size + 100, logSize: size });
+  });
+
+  it('an entry naming the last offset of a multi-batch append at its first batch (what brokers before KAFKA-806 wrote, LogSegment.append) is info and no repair; one past the segment stays a warning', async () => {
+    const { dir } = cleanPartition();
+    const log = join(dir, name(200, '.log'));
+    const b = positions(log);
+    const rel = (o: bigint) => Number(o - 200n);
+    const appendEntries: [number, number][] = [
+      [rel(b[4]!.lastOffset), b[2]!.position], // batches 2..4 appended at once (a follower's fetch): offset 249 at batch 2 (220..229)
+      [rel(b[9]!.lastOffset), b[8]!.position], // batches 8..9 appended at once
+    ];
+    writeFileSync(join(dir, name(200, '.index')), indexBytes(appendEntries));
+    const report = await verifyPartition(PartitionLog.open(dir));
+    expect(report.findings.map((f) => [f.severity, f.code, f.position])).toEqual([
+      ['info', 'index-entry-older-broker', 0],
+      ['info', 'index-entry-older-broker', 8],
+    ]);
+    expect(report.findings[0]!.reason).toBe(`entry 0 names offset 249, above the batch 220..229 at position ${b[2]!.position} but inside this segment: brokers before KAFKA-806 (Kafka 4.0) indexed an append of several batches (a follower's fetch) with its last offset at the position of its first batch (LogSegment.append); harmless for lookups`);
+    const plan = await planRecovery(dir);
+    expect(plan.actions).toEqual([]);
+    // An offset past the segment's last offset (399) is no append a broker wrote.
+    writeFileSync(join(dir, name(200, '.index')), indexBytes([[rel(b[4]!.lastOffset), b[2]!.position], [rel(500n), b[8]!.position]]));
+    const again = await verifyPartition(PartitionLog.open(dir));
+    expect(again.findings.map((f) => [f.severity, f.code, f.position])).toEqual([
+      ['info', 'index-entry-older-broker', 0],
+      ['warning', 'index-entry-above-batch', 8],
+    ]);
   });
 
   it('time index: timestamp mismatch, offset in a hole, past the end, missing final entry; any offset inside the batch is accepted', async () => {
