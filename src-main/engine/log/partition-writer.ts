@@ -204,7 +204,7 @@ export type AppendResult = AppendPlan;
 
 /** What a roll does (plan) or did (result). */
 export interface RollResult {
-  /** False when nothing was rolled (the active segment is empty: a broker would recreate the same segment). */
+  /** False when nothing was rolled (the active segment is empty: a broker would recreate the same segment, LocalLog.roll). */
   rolled: boolean;
   reason: RollReason | null;
   /** Why nothing was rolled, when `rolled` is false. */
@@ -508,7 +508,7 @@ export class PartitionWriter {
   /**
    * Rolls the active segment now (Kafka `UnifiedLog.roll`): the old segment gets its final
    * time-index entry and trimmed, fsynced indexes and `.log`; a new empty segment named after the LEO
-   * becomes active. Does nothing when the active segment is empty (a broker would recreate it).
+   * becomes active. Does nothing when the active segment is empty (a broker would recreate it: LocalLog.roll).
    * @throws KlxError `read-only`, `io-error`; what the fault hook throws.
    */
   roll(): RollResult {
