@@ -2,7 +2,8 @@
  * Kafka's topic config names the engine honours, with one line of help each: the single copy the
  * engine (`src-main/engine/log/topic-config.ts`, which re-exports it as `TOPIC_CONFIG_HELP`), the
  * `klx` help texts and the renderer's Cleanup forms all read. Durations are in ms, sizes in bytes
- * (spec §14; Kafka's `TopicConfig` documentation, shortened).
+ * (spec §14; Kafka's `TopicConfig` documentation, shortened; limits and rules as `LogConfig` and
+ * `LogSegment.shouldRoll` / `timeWaitedForRoll` have them).
  *
  * No Node or DOM imports: shared by the main process and the renderer.
  */
@@ -32,8 +33,8 @@ export type TopicConfigName = (typeof TOPIC_CONFIG_NAMES)[number];
 /** One-line help text per config, shown in forms and `--help`. */
 export const TOPIC_CONFIG_HELP: Readonly<Record<TopicConfigName, string>> = {
   'cleanup.policy': 'delete, compact, or compact,delete: which cleanup the log gets',
-  'segment.bytes': 'roll the active segment before it would exceed this many bytes (min 14)',
-  'segment.ms': 'roll when the newest record timestamp is this far past the first batch (record time, not wall time)',
+  'segment.bytes': 'roll the active segment before it would exceed this many bytes (min 14, as Kafka up to 4.0; 4.1+ brokers require 1 MiB)',
+  'segment.ms': 'roll when the newest record timestamp is this far past the first batch (record time; wall time since creation when the first batch has none)',
   'segment.jitter.ms': 'random reduction of segment.ms per segment (0 here: results are reproducible)',
   'segment.index.bytes': 'preallocated size of .index/.timeindex files; a full index forces a roll',
   'index.interval.bytes': 'bytes between offset-index entries',

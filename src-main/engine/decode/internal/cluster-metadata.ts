@@ -209,7 +209,8 @@ export function decodeClusterMetadataRecord(value: Uint8Array | null): ClusterMe
   if (value === null) throw new DecodeError(0, 'metadata record without a value');
   const r = new ProtocolReader(value);
   const frameVersion = unsignedShort(r, 'frame version');
-  if (frameVersion === 0) throw new DecodeError(0, 'frame version 0 (the KRaft preview of Kafka 2.8), which Kafka does not read');
+  // Kafka 2.8's KRaft preview wrote frame version 0 (MetadataRecordSerde); 3.0+ read only 1 (AbstractApiMessageSerde).
+  if (frameVersion === 0) throw new DecodeError(0, 'frame version 0 (the KRaft preview of Kafka 2.8), which Kafka 3.0 and later do not read');
   if (frameVersion !== 1) throw new DecodeError(0, `unknown frame version ${frameVersion} (only frame version 1 is defined)`);
   const apiKey = unsignedShort(r, 'type');
   const version = unsignedShort(r, 'version');

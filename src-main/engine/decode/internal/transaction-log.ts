@@ -74,7 +74,7 @@ export function decodeTransactionLogKey(key: Uint8Array | null): TransactionLogK
 /**
  * Decodes a `__transaction_state` value (not a tombstone).
  * @throws DecodeError on a version other than 0–1 or bytes that do not match; bytes after the last
- *   field are refused too (Kafka's coordinator ignores them; a decoder that says what it saw should not).
+ *   field are refused too (Kafka's coordinator ignores them: TransactionLog.readTxnRecordValue reads the fields only; a decoder that says what it saw should not).
  */
 export function decodeTransactionLogValue(value: Uint8Array): TransactionLogValue {
   const r = new ProtocolReader(value);
