@@ -9,7 +9,8 @@
  * - **undo** puts back the previous bytes of the latest run (see `undo.ts`).
  *
  * Every operation takes `now` (ms; default the wall clock) so results are reproducible. Partitions
- * are handled one by one; a partition that fails (a corrupt segment, a lock held by a broker...) is
+ * are handled one by one; a partition that fails (a corrupt segment, a klx writer lock held by another
+ * process; a running broker's OS lock on `.lock` cannot be seen, see log-lock.ts...) is
  * reported with its error and the others go on (B21).
  */
 import { toErrorInfo } from '../errors.ts';
