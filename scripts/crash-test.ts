@@ -1,5 +1,5 @@
 /**
- * `npm run crash-test -- [--kills N] [--seed S] [--scenarios a,b] [--cli-repair]`
+ * `npm run crash-test -- [--kills N] [--seed S] [--scenarios a,b] [--cli-repair] [--syscall-only]`
  *
  * Real SIGKILLs of a child `klx` process (issue 17, harnesses): for each scenario (compaction,
  * retention, repair, append, undo) a partition folder is built, the `klx` command runs once
@@ -11,6 +11,8 @@
  *  - at a random time (seeded) inside the window in which the command changes the folder, found
  *    by watching the folders with inotify (`fs.watch`): the kill falls 0..W ms after the first
  *    change, W the reference run's window plus a margin.
+ * Kills alternate between the two kinds per scenario; `--syscall-only` places every kill at a
+ * syscall point (with `--kills` = a scenario's number of points, each point once).
  * After each kill the partition is repaired the way a broker's startup recovery would
  * (`klx repair`'s own functions in this process, or the `klx repair` command with `--cli-repair`),
  * opened, and every (offset, key, value) compared with the states before and after the command:
@@ -294,6 +296,8 @@ export interface CampaignOptions {
   seed: number;
   scenarios?: string[];
   cliRepair?: boolean;
+  /** Only kills at syscall points (no random-time kills): with `kills` = the scenario's points, each point once. */
+  syscallOnly?: boolean;
   log?: (line: string) => void;
 }
 
@@ -349,7 +353,7 @@ export async function crashCampaign(o: CampaignOptions): Promise<CampaignResult>
         nextPoint[i]!++;
         point = { kind: 'syscall', syscall: c.syscall, n: c.n };
       } else point = { kind: 'random', afterFirstChangeMs: Math.floor(rnd() * (ref.windowMs * 1.2 + 20)) };
-      if (ref.calls.length > 0) nextKind[i] = 1 - nextKind[i]!;
+      if (ref.calls.length > 0 && !o.syscallOnly) nextKind[i] = 1 - nextKind[i]!;
       const c = f.copy();
       try {
         const run = await runKlx(f.scenario.args(c.dir, c.trash), point, [c.dir, dirname(c.dir), c.trash], env);
@@ -398,7 +402,7 @@ export async function crashCampaign(o: CampaignOptions): Promise<CampaignResult>
   }
 }
 
-const USAGE = 'usage: npm run crash-test -- [--kills N] [--seed S] [--scenarios compaction,retention,repair,append,undo] [--cli-repair]';
+const USAGE = 'usage: npm run crash-test -- [--kills N] [--seed S] [--scenarios compaction,retention,repair,append,undo] [--cli-repair] [--syscall-only]';
 
 /** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): CampaignOptions {
@@ -414,6 +418,7 @@ function parseOrThrow(argv: string[]): CampaignOptions {
       seed: { type: 'string' },
       scenarios: { type: 'string' },
       'cli-repair': { type: 'boolean' },
+      'syscall-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -424,6 +429,7 @@ function parseOrThrow(argv: string[]): CampaignOptions {
   const o: CampaignOptions = { kills: wholeNumber('kills', v.kills, 40), seed: wholeNumber('seed', v.seed, 1) };
   if (v.scenarios !== undefined) o.scenarios = v.scenarios.split(',');
   if (v['cli-repair']) o.cliRepair = true;
+  if (v['syscall-only']) o.syscallOnly = true;
   return o;
 }
 
