@@ -3,8 +3,13 @@
  * (`security.ts`, `menu.ts`, `settings.ts`, the API in `../api/`), this file only wires them up.
  *
  * - single instance (a second launch focuses the first window);
- * - one window: contextIsolation, sandbox, no Node integration; window.open denied, navigation and
- *   webviews prevented, every permission request refused, the CSP header on every response;
+ * - the renderer is served from `app://klx/` (a privileged standard scheme registered before
+ *   `ready`, `protocol.handle` serving only files of the built renderer folder, with the CSP header;
+ *   `security.ts`), never from `file://`;
+ * - one window: contextIsolation, sandbox, no Node integration, no DevTools when packaged; every web
+ *   contents (`web-contents-created`) has window.open denied, navigation off our origin and webviews
+ *   prevented, permission requests refused (clipboard writes from our page aside); the CSP header
+ *   also on the dev server's responses;
  * - IPC: exactly the contract's methods (`ipc.ts`), callers checked to be our renderer's top frame;
  *   events (job progress/end, folder opened) forwarded to the window;
  * - File › Open Folder… dialog; recent folders and window bounds in `<userData>/klx-settings.json`
@@ -16,7 +21,7 @@
  * session before the window loads, so the page shows it at once.
  * The engine never imports this file.
  */
-import { app, BrowserWindow, dialog, Menu, session, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, Menu, protocol, session } from 'electron';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
@@ -27,26 +32,19 @@ import type { DispatchOptions } from '../api/core/dispatch.ts';
 import { EVENT_CHANNEL } from './channels.ts';
 import { registerIpc } from './ipc.ts';
 import { buildMenuTemplate } from './menu.ts';
-import { isTrustedSender, secureWebPreferences, type TrustedRenderer } from './security.ts';
+import { APP_ENTRY_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, hardenContents, isTrustedSender, secureWebPreferences, serveRendererRequest, type TrustedRenderer } from './security.ts';
 import { SettingsStore } from './settings.ts';
 import { appDataDir, decodeChoicesFile, fileDecodeChoicesStore } from '../api/core/decode-choices-store.ts';
 import { folderWatchersOf } from '../api/core/folder-watcher.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const rendererFile = join(here, '../renderer/index.html');
+const rendererDir = join(here, '../renderer');
 const preloadFile = join(here, '../preload/preload.cjs');
 const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undefined;
-const trusted: TrustedRenderer = { rendererFile, devServerUrl };
+const trusted: TrustedRenderer = { rendererDir, devServerUrl };
 const dispatchOptions: DispatchOptions = { readOnly: process.argv.includes('--read-only') };
 
 let mainWindow: BrowserWindow | null = null;
-
-/** Denies new windows, in-page navigation and webviews for a web contents. */
-function harden(contents: WebContents): void {
-  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  contents.on('will-navigate', (event) => event.preventDefault());
-  contents.on('will-attach-webview', (event) => event.preventDefault());
-}
 
 function createWindow(settings: SettingsStore): BrowserWindow {
   const saved = settings.get().window;
@@ -58,9 +56,8 @@ function createWindow(settings: SettingsStore): BrowserWindow {
     minHeight: 400,
     title: APP_NAME,
     show: false,
-    webPreferences: secureWebPreferences(preloadFile),
+    webPreferences: secureWebPreferences(preloadFile, !app.isPackaged),
   });
-  harden(win.webContents);
   if (saved?.maximized) win.maximize();
   win.once('ready-to-show', () => win.show());
   win.on('close', () => {
@@ -74,7 +71,7 @@ function createWindow(settings: SettingsStore): BrowserWindow {
   win.on('closed', () => {
     if (mainWindow === win) mainWindow = null;
   });
-  void (devServerUrl ? win.loadURL(devServerUrl) : win.loadFile(rendererFile));
+  void win.loadURL(devServerUrl ?? APP_ENTRY_URL);
   return win;
 }
 
@@ -94,6 +91,8 @@ function setMenu(server: ServerApi, settings: SettingsStore): void {
   const template = buildMenuTemplate(
     { openFolder: () => void openFolder(server), openRecent: (p) => void openFolder(server, p) },
     settings.get().recentFolders,
+    process.platform,
+    app.isPackaged,
   );
   Menu.setApplicationMenu(Menu.buildFromTemplate(template));
 }
@@ -113,7 +112,8 @@ async function start(): Promise<void> {
   // SQL table sets and exports live in the app's user-data folder (klx query keeps its own cache).
   configureSql(server.ctx, { cacheDir: join(app.getPath('userData'), 'sql-cache') });
 
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  protocol.handle(APP_SCHEME, (request) => serveRendererRequest(request, rendererDir));
+  // The app:// responses carry the CSP from their handler; this adds it to the dev server's.
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
@@ -139,6 +139,10 @@ async function start(): Promise<void> {
     void server.ctx.jobs.shutdown();
   });
 }
+
+// Before ready: the renderer's scheme, and the hardening of every web contents ever created.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }]);
+app.on('web-contents-created', (_event, contents) => hardenContents(contents, trusted));
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();

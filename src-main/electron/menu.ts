@@ -1,7 +1,8 @@
 /**
  * The application menu as a template (no Electron import at run time, so it is unit-tested):
  * File › Open Folder… (Ctrl/Cmd+O), Open Recent, Quit; Edit (the usual roles, needed on macOS for
- * copy/paste in text fields); View › Reload, Toggle Developer Tools, zoom, full screen; Window.
+ * copy/paste in text fields); View › Reload, Toggle Developer Tools (not in a packaged app), zoom,
+ * full screen; Window.
  */
 import type { MenuItemConstructorOptions } from 'electron';
 
@@ -11,8 +12,11 @@ export interface MenuActions {
   openRecent(path: string): void;
 }
 
-/** Builds the menu template for `platform` (macOS gets the app menu first). */
-export function buildMenuTemplate(actions: MenuActions, recent: readonly string[], platform: NodeJS.Platform = process.platform): MenuItemConstructorOptions[] {
+/**
+ * Builds the menu template for `platform` (macOS gets the app menu first). `packaged` (Electron's
+ * `app.isPackaged`): a packaged app has no Toggle Developer Tools item (and its window no DevTools).
+ */
+export function buildMenuTemplate(actions: MenuActions, recent: readonly string[], platform: NodeJS.Platform = process.platform, packaged = false): MenuItemConstructorOptions[] {
   const mac = platform === 'darwin';
   const recentItems: MenuItemConstructorOptions[] =
     recent.length === 0 ? [{ label: 'No recent folders', enabled: false }] : recent.map((path) => ({ label: path, click: () => actions.openRecent(path) }));
@@ -30,7 +34,7 @@ export function buildMenuTemplate(actions: MenuActions, recent: readonly string[
     submenu: [
       { id: 'reload', role: 'reload', accelerator: 'CmdOrCtrl+R' },
       { role: 'forceReload' },
-      { id: 'toggle-devtools', role: 'toggleDevTools', accelerator: mac ? 'Alt+Cmd+I' : 'Ctrl+Shift+I' },
+      ...(packaged ? [] : [{ id: 'toggle-devtools', role: 'toggleDevTools', accelerator: mac ? 'Alt+Cmd+I' : 'Ctrl+Shift+I' } as MenuItemConstructorOptions]),
       { type: 'separator' },
       { role: 'resetZoom' },
       { role: 'zoomIn' },

@@ -31,6 +31,12 @@ export function makeFakeElectron(userData: string) {
   class FakeWebContents extends Emitter {
     windowOpenHandler?: (details: { url: string }) => unknown;
     readonly sent: { channel: string; payload: unknown }[] = [];
+    readonly session = { setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() };
+    constructor() {
+      super();
+      // As Electron does for every web contents it creates.
+      app.emit('web-contents-created', {}, this);
+    }
     setWindowOpenHandler(fn: (details: { url: string }) => unknown): void {
       this.windowOpenHandler = fn;
     }
@@ -100,6 +106,7 @@ export function makeFakeElectron(userData: string) {
     },
     contextBridge: { exposeInMainWorld: vi.fn((key: string, value: unknown) => exposed.set(key, value)) },
     dialog: { showOpenDialog: vi.fn(async () => ({ canceled: true, filePaths: [] as string[] })), showErrorBox: vi.fn() },
+    protocol: { registerSchemesAsPrivileged: vi.fn(), handle: vi.fn() },
     Menu: { buildFromTemplate: vi.fn((t: unknown) => ({ template: t })), setApplicationMenu: vi.fn() },
     session: {
       defaultSession: {

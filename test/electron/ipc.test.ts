@@ -15,13 +15,13 @@ vi.mock('electron', async () => {
 const { registerIpc } = await import('../../src-main/electron/ipc.ts');
 const { isTrustedSender } = await import('../../src-main/electron/security.ts');
 
-const rendererFile = '/app/out/renderer/index.html';
-const ours = { senderFrame: { url: `file://${rendererFile}`, parent: null } };
+const rendererDir = '/app/out/renderer';
+const ours = { senderFrame: { url: 'app://klx/index.html', parent: null } };
 const server = createServerApi({ version: '1.2.3', transport: 'electron' });
 const unregister = registerIpc({
   dispatch: server.dispatch,
   options: { readOnly: true },
-  isTrusted: (event) => isTrustedSender(event.senderFrame as never, { rendererFile }),
+  isTrusted: (event) => isTrustedSender(event.senderFrame as never, { rendererDir }),
 });
 
 describe('IPC handlers', () => {
@@ -44,12 +44,13 @@ describe('IPC handlers', () => {
     expect(await fake.current.handlers.get('klx:demo.touch')!(ours, { path: '/tmp' })).toMatchObject({ ok: false, error: { code: 'read-only' } });
   });
 
-  it('reject a foreign sender: another page, a sub-frame, another file, no frame', async () => {
+  it('reject a foreign sender: another page, a sub-frame, another app:// host, the renderer as a file:// URL, another file, no frame', async () => {
     const foreign = [
       { senderFrame: { url: 'https://evil.example/', parent: null } },
-      { senderFrame: { url: `file://${rendererFile}`, parent: { url: 'x' } } },
+      { senderFrame: { url: 'app://klx/index.html', parent: { url: 'x' } } },
+      { senderFrame: { url: 'app://evil/index.html', parent: null } },
+      { senderFrame: { url: `file://${rendererDir}/index.html`, parent: null } },
       { senderFrame: { url: 'file:///tmp/evil.html', parent: null } },
-      { senderFrame: { url: `file://server${rendererFile}`, parent: null } },
       { senderFrame: null },
     ];
     for (const event of foreign) {

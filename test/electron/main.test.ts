@@ -1,6 +1,8 @@
 /**
- * The main process wiring, with a fake `electron`: secure window, navigation and popups refused,
+ * The main process wiring, with a fake `electron`: the app:// scheme registered before ready and
+ * handled, the window loading app://klx/index.html, every web contents hardened when created,
  * IPC registered for exactly the contract's methods, events forwarded, menu, settings file.
+ * (The decisions themselves are tested in security.test.ts; Electron itself cannot run here.)
  */
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { METHOD_NAMES } from '../../src-shared/contract.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
+import { APP_SCHEME_PRIVILEGES } from '../../src-main/electron/security.ts';
 
 const userData = mkdtempSync(join(tmpdir(), 'klx-userdata-'));
 // `npm start` names the folder to open (the demo log directory by default) in KLX_OPEN_DIR.
@@ -22,7 +25,9 @@ vi.mock('electron', async () => {
 });
 
 await import('../../src-main/electron/main.ts');
-await new Promise((r) => setTimeout(r, 20)); // let whenReady().then(start) run
+// Let whenReady().then(start) run to its end (it opens KLX_OPEN_DIR, then creates the window): a fixed
+// 20 ms wait was too short on a loaded machine.
+await vi.waitFor(() => expect(fake.current.windows).toHaveLength(1), { timeout: 30_000, interval: 20 });
 
 afterAll(() => {
   rmSync(userData, { recursive: true, force: true });
@@ -40,29 +45,50 @@ describe('main process', () => {
     expect(fake.current.electron.app.listeners.has('second-instance')).toBe(true);
   });
 
-  it('creates one window with contextIsolation, sandbox and no Node integration, loading the built renderer', () => {
+  it('registers the app:// scheme as privileged before ready, and serves it once ready', async () => {
+    const { protocol, app } = fake.current.electron;
+    expect(protocol.registerSchemesAsPrivileged).toHaveBeenCalledWith([{ scheme: 'app', privileges: APP_SCHEME_PRIVILEGES }]);
+    expect(protocol.registerSchemesAsPrivileged.mock.invocationCallOrder[0]).toBeLessThan(app.whenReady.mock.invocationCallOrder[0]!);
+    expect(protocol.handle).toHaveBeenCalledTimes(1);
+    const [scheme, handler] = protocol.handle.mock.calls[0] as [string, (r: { url: string; method: string }) => Promise<Response>];
+    expect(scheme).toBe('app');
+    const refused = await handler({ url: 'app://klx/..%2f..%2fmain%2fmain.js', method: 'GET' });
+    expect([refused.status, refused.headers.get('content-security-policy')]).toEqual([403, CONTENT_SECURITY_POLICY]);
+  });
+
+  it('creates one window with contextIsolation, sandbox and no Node integration, loading app://klx/index.html', () => {
     expect(fake.current.windows).toHaveLength(1);
     const prefs = win().options.webPreferences as Record<string, unknown>;
-    expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false });
+    expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false, devTools: true });
     expect(String(prefs.preload)).toMatch(/preload[\\/]preload\.cjs$/);
-    expect(win().loaded?.file).toMatch(/renderer[\\/]index\.html$/);
+    expect(win().loaded).toEqual({ url: 'app://klx/index.html' });
   });
 
-  it('denies window.open and prevents navigation and webviews', () => {
-    expect(win().webContents.windowOpenHandler?.({ url: 'https://evil.example' })).toEqual({ action: 'deny' });
-    for (const name of ['will-navigate', 'will-attach-webview']) {
-      const event = { preventDefault: vi.fn() };
-      win().webContents.emit(name, event, 'https://evil.example');
-      expect(event.preventDefault, name).toHaveBeenCalled();
+  it('hardens every web contents when it is created (web-contents-created): window.open, navigation off our origin, webviews, permissions', () => {
+    expect(fake.current.electron.app.listeners.get('web-contents-created')).toHaveLength(1);
+    for (const contents of [win().webContents, new fake.current.electron.BrowserWindow({}).webContents]) {
+      expect(contents.windowOpenHandler?.({ url: 'https://evil.example' })).toEqual({ action: 'deny' });
+      for (const [name, url, prevented] of [
+        ['will-navigate', 'https://evil.example', true],
+        ['will-redirect', 'file:///etc/passwd', true],
+        ['will-attach-webview', 'app://klx/index.html', true],
+        ['will-navigate', 'app://klx/index.html#/x', false],
+      ] as const) {
+        const event = { preventDefault: vi.fn(), url };
+        contents.emit(name, event, url);
+        expect(event.preventDefault.mock.calls.length > 0, `${name} ${url}`).toBe(prevented);
+      }
+      const permission = contents.session.setPermissionRequestHandler.mock.calls[0]![0] as (c: unknown, p: string, cb: (ok: boolean) => void, d: unknown) => void;
+      const answer = vi.fn();
+      permission({}, 'media', answer, { requestingUrl: 'app://klx/index.html' });
+      expect(answer).toHaveBeenCalledWith(false);
+      expect(contents.session.setPermissionCheckHandler).toHaveBeenCalledTimes(1);
     }
+    fake.current.windows.pop();
   });
 
-  it('refuses every permission request and adds the CSP header to every response', () => {
+  it('adds the CSP header to every response of the session (the dev server\'s; app:// responses carry it from their handler)', () => {
     const session = fake.current.electron.session.defaultSession;
-    const permission = session.setPermissionRequestHandler.mock.calls[0][0] as (c: unknown, p: string, cb: (ok: boolean) => void) => void;
-    const answer = vi.fn();
-    permission({}, 'media', answer);
-    expect(answer).toHaveBeenCalledWith(false);
     const headers = session.webRequest.onHeadersReceived.mock.calls[0][0] as (d: unknown, cb: (r: unknown) => void) => void;
     const done = vi.fn();
     headers({ responseHeaders: { A: ['b'] } }, done);
@@ -70,8 +96,7 @@ describe('main process', () => {
   });
 
   it('opens KLX_OPEN_DIR (what `npm start` opens: the demo log directory) in the session before the window loads', async () => {
-    const file = win().loaded!.file!;
-    const folders = await fake.current.handlers.get('klx:session.folders')!({ senderFrame: { url: `file://${file}`, parent: null } }, {});
+    const folders = await fake.current.handlers.get('klx:session.folders')!({ senderFrame: { url: win().loaded!.url!, parent: null } }, {});
     expect(folders).toMatchObject({ ok: true, result: { opened: [realpathSync(openAtStart)] } });
   });
 
@@ -79,11 +104,11 @@ describe('main process', () => {
     expect([...fake.current.handlers.keys()].sort()).toEqual(METHOD_NAMES.map((m) => `klx:${m}`).sort());
   });
 
-  it('checks the sender: the renderer file is trusted, anything else is rejected', async () => {
-    const file = win().loaded!.file!;
-    const ok = await fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: `file://${file}#/x`, parent: null } }, {});
+  it('checks the sender: the renderer page is trusted, anything else is rejected', async () => {
+    const ok = await fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: 'app://klx/index.html#/x', parent: null } }, {});
     expect(ok).toMatchObject({ ok: true, result: { transport: 'electron', version: '0.1.0' } });
     await expect(fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: 'http://localhost:5173/', parent: null } }, {})).rejects.toThrow();
+    await expect(fake.current.handlers.get('klx:app.info')!({ senderFrame: { url: 'file:///opt/klx/out/renderer/index.html', parent: null } }, {})).rejects.toThrow();
   });
 
   it('has a menu with Open Folder… (CmdOrCtrl+O), Reload, Toggle DevTools and Quit', () => {
@@ -110,8 +135,7 @@ describe('main process', () => {
   });
 
   it('forwards job events to the window', async () => {
-    const file = win().loaded!.file!;
-    const out = (await fake.current.handlers.get('klx:demo.sleepJob')!({ senderFrame: { url: `file://${file}`, parent: null } }, { ticks: 1, intervalMs: 0 })) as {
+    const out = (await fake.current.handlers.get('klx:demo.sleepJob')!({ senderFrame: { url: 'app://klx/index.html', parent: null } }, { ticks: 1, intervalMs: 0 })) as {
       result: { jobId: string };
     };
     await vi.waitFor(() =>
