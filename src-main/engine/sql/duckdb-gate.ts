@@ -10,9 +10,14 @@
  * exit status 134). A thread in which no such call is in flight ends cleanly, DuckDB databases open
  * or not.
  *
+ * The same abort follows when the thread is ended while it runs a scalar function written in
+ * JavaScript that a DuckDB thread called (see {@link trackConnection}), which can happen while no
+ * call of ours is in flight but not while none of the thread's connections is open.
+ *
  * So each thread started through {@link gateNewWorker} gets a gate: one shared Int32 counting the
  * DuckDB calls in flight in that thread (`duckdb.ts`, the only module that loads DuckDB, wraps every
- * function of the native binding with {@link gated}), or {@link CLOSED} once the starting thread
+ * function of the native binding with {@link gated}) and its open connections ({@link trackConnection}),
+ * or {@link CLOSED} once the starting thread
  * decided to end it. {@link stopWorker} closes the gate only when the count is 0 and then terminates; while
  * calls are in flight it waits (polling every few ms) for them to finish: a cancelled task's DuckDB
  * work is interrupted by its thread ({@link interruptDuckDb}, called on the task's cancel message),
@@ -85,10 +90,65 @@ export function gateUncounted(): void {
   Atomics.add(gate, 0, 1 << 20);
 }
 
-/** Registers a DuckDB connection of this thread for {@link interruptDuckDb}. */
+/** Connections of this thread that count in the gate until disconnected (see {@link trackConnection}). */
+const held = new WeakSet<object>();
+
+/** Takes back the gate count of a connection that was dropped without being disconnected (its native finalizer disconnects it). */
+const dropped = new FinalizationRegistry<{ released: boolean }>((h) => {
+  if (!h.released) {
+    h.released = true;
+    Atomics.sub(gate, 0, 1);
+  }
+});
+const holds = new WeakMap<object, { released: boolean }>();
+
+/**
+ * Registers a DuckDB connection of this thread for {@link interruptDuckDb}, and counts it in the
+ * gate as in flight from its connect until {@link DISCONNECT_TAIL_MS} after its disconnect
+ * ({@link releaseConnection}), or until its garbage collection.
+ *
+ * Why an open connection counts, not only its calls: a query's pipeline runs on DuckDB's own
+ * threads, also between two calls (a streamed result's buffer is filled again after each fetch,
+ * while no fetch is in flight), and a DuckDB thread that reaches a scalar function written in
+ * JavaScript (the record functions, `record-functions.ts`) has that function run on this thread
+ * through a thread-safe function, outside any call of ours. A thread ended then has its JavaScript
+ * terminated inside that callback: the binding's call of the function fails, building the
+ * `Napi::Error` for it fails again in the terminating environment, and the process aborts ("FATAL
+ * ERROR: Error::Error napi_define_properties" or "terminate called after throwing an instance of
+ * 'Napi::Error'", exit status 134; duckdb-node-neo's `DuckDBThreadCallbackDispatch`, which runs the
+ * function). `test/api/core/duckdb-worker-stop.test.ts` ('udf') aborted so on every run without this.
+ */
 export function trackConnection(connection: object, interrupt: (connection: object) => void): void {
   if (interrupters.size >= 64) for (const e of interrupters) if (!e.target.deref()) interrupters.delete(e);
   interrupters.add({ target: new WeakRef(connection), interrupt });
+  if (held.has(connection)) return;
+  held.add(connection);
+  Atomics.add(gate, 0, 1);
+  const h = { released: false };
+  holds.set(connection, h);
+  dropped.register(connection, h, h);
+}
+
+/**
+ * Milliseconds a disconnected connection still counts in the gate. A DuckDB thread that was waiting
+ * for this thread to run a JavaScript scalar function when the connection was interrupted and
+ * disconnected still has that call run here afterwards (the disconnect does not wait for it: it
+ * cannot, this thread is the one that would run it); measured: one such call after the disconnect
+ * in about one streamed query in three, run on this thread's next turn. Later calls do not come:
+ * DuckDB's threads check the interrupt before the next chunk.
+ */
+export const DISCONNECT_TAIL_MS = 100;
+
+/**
+ * Takes back, {@link DISCONNECT_TAIL_MS} later, the gate count of a connection {@link trackConnection}
+ * counted (call after its disconnect; once). The timer does not keep the thread alive.
+ */
+export function releaseConnection(connection: object): void {
+  const h = holds.get(connection);
+  if (!h || h.released) return;
+  h.released = true;
+  dropped.unregister(h);
+  setTimeout(() => Atomics.sub(gate, 0, 1), DISCONNECT_TAIL_MS).unref();
 }
 
 /**

@@ -16,7 +16,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Api from '@duckdb/node-api';
-import { gated, gateUncounted, trackConnection } from './duckdb-gate.ts';
+import { gated, gateUncounted, releaseConnection, trackConnection } from './duckdb-gate.ts';
 
 type Binding = Record<string, unknown> & { interrupt: (connection: object) => void };
 
@@ -41,7 +41,15 @@ function loadApi(): typeof Api {
               trackConnection(connection, (c) => native.interrupt(c));
               return connection;
             })
-        : call;
+        : name === 'disconnect_sync'
+          ? (...args: unknown[]) => {
+              try {
+                return call(...args);
+              } finally {
+                releaseConnection(args[0] as object); // disconnected (or never connected): nothing of it calls this thread
+              }
+            }
+          : call;
     // defineProperty: the binding's own members are read-only, and assigning would hit that through the prototype.
     Object.defineProperty(counted, name, { value: wrapped, enumerable: true });
   }

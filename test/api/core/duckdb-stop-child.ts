@@ -6,7 +6,7 @@
  * in them. Ending a thread with a DuckDB call in flight aborted the whole process ("terminate called
  * after throwing an instance of 'Napi::Error'", exit status 134); this process must end with 0.
  *
- * usage: node --import tsx test/api/core/duckdb-stop-child.ts ROUNDS
+ * usage: node --import tsx test/api/core/duckdb-stop-child.ts ROUNDS [TASK,TASK...] (default query,build)
  * Prints one JSON line: rounds, the slowest cancel answer (ms), the pool's terminations and how many
  * of them had to wait for DuckDB calls in flight (the dangerous moments this reproduces).
  */
@@ -18,6 +18,8 @@ import { deferredStops } from '../../../src-main/engine/sql/duckdb-gate.ts';
 import { buildPartition, rec, tempDir } from '../../support/log-builder.ts';
 
 const rounds = Number(process.argv[2] ?? 12);
+/** The tasks of `duckdb-test-worker.ts` the rounds run, in turn. */
+const tasks = (process.argv[3] ?? 'query,build').split(',');
 const logs = tempDir('klx-duckdb-stop-');
 // 40 batches of 500 records: the build takes a few hundred ms, long enough to be cut anywhere.
 buildPartition(join(logs, 'd'), {
@@ -31,7 +33,7 @@ try {
     const ac = new AbortController();
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    const task = pool.run(process.env.KLX_ONLY ?? (i % 2 === 0 ? 'query' : 'build'), { dir: join(logs, 'd') }, { signal: ac.signal, onProgress: () => started() });
+    const task = pool.run(tasks[i % tasks.length]!, { dir: join(logs, 'd') }, { signal: ac.signal, onProgress: () => started() });
     task.catch(() => undefined);
     await Promise.race([running, task]);
     await new Promise((r) => setTimeout(r, 15 + ((i * 37) % 120)));

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '../../../src-main/engine/sql/duckdb.ts';
-import { callsInFlight, gated, interruptDuckDb } from '../../../src-main/engine/sql/duckdb-gate.ts';
+import { callsInFlight, DISCONNECT_TAIL_MS, gated, interruptDuckDb } from '../../../src-main/engine/sql/duckdb-gate.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -45,11 +45,14 @@ describe('DuckDB gate', () => {
     expect(callsInFlight()).toBe(base);
   });
 
-  it('a query is counted while in flight and no longer once it answered; an interrupt ends a long one', async () => {
-    const base = callsInFlight();
+  it('a query is counted while in flight and no longer once it answered; an interrupt ends a long one; an open connection counts until DISCONNECT_TAIL_MS after its disconnect', async () => {
+    const before = callsInFlight();
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
+    let closed = false;
     try {
+      const base = callsInFlight();
+      expect(base).toBe(before + 1); // the open connection
       const p = connection.runAndReadAll('SELECT 42::BIGINT AS v');
       expect(callsInFlight()).toBe(base + 1);
       expect((await p).getRows()).toEqual([[42n]]);
@@ -60,8 +63,13 @@ describe('DuckDB gate', () => {
       expect(interruptDuckDb()).toBeGreaterThanOrEqual(1);
       await expect(long).rejects.toThrow(/interrupt/i);
       expect(callsInFlight()).toBe(base);
-    } finally {
       connection.closeSync();
+      closed = true;
+      expect(callsInFlight()).toBe(base); // a scalar function call may still come: see DISCONNECT_TAIL_MS
+      await new Promise((r) => setTimeout(r, DISCONNECT_TAIL_MS + 50));
+      expect(callsInFlight()).toBe(before);
+    } finally {
+      if (!closed) connection.closeSync();
       instance.closeSync();
     }
   });
