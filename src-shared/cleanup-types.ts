@@ -218,6 +218,13 @@ export const cleanupPlanRequest = z.strictObject({
     .min(48, { message: 'dedupeBufferSize must be at least 48 bytes (two offset-map entries)' })
     .max(2147483647, { message: 'dedupeBufferSize must be at most 2147483647 bytes: Kafka caps one cleaner thread\'s offset map (log.cleaner.dedupe.buffer.size / log.cleaner.threads) at Int.MaxValue' })
     .optional(),
+  /**
+   * Compaction: the offset map's key digest, `murmur3` (MurmurHash3 x86_128, the default, cheaper) or
+   * `md5` (Kafka's `SkimpyOffsetMap`). MurmurHash3 has seed-independent multicollisions: keys crafted
+   * to collide under it could make the default drop a record a broker keeps; with `md5` the survivors
+   * are a broker's whatever the keys.
+   */
+  keyHash: z.enum(['murmur3', 'md5']).optional(),
   /** Also list the cleaner's decisions per record, batch and segment (at most {@link CLEANUP_DECISION_LIMIT} rows one by one per partition, the rest summarised per segment and reason). */
   explain: z.boolean().optional(),
 });

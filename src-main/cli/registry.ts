@@ -443,6 +443,14 @@ function registerCompact(program: Command): void {
       if (n < 48) throw new InvalidArgumentError(`--dedupe-buffer-size must hold at least 2 keys (48 bytes), got ${n}`);
       return n;
     })
+    .option(
+      '--key-hash <hash>',
+      "the offset map's key digest: murmur3 (MurmurHash3 x86_128, the default, about 9 times cheaper) or md5 (as a broker's SkimpyOffsetMap: the same survivors as a broker even for keys crafted to collide; MurmurHash3 has seed-independent multicollisions, so crafted keys could make murmur3 drop a record a broker keeps)",
+      (v: string) => {
+        if (v !== 'murmur3' && v !== 'md5') throw new InvalidArgumentError(`--key-hash must be murmur3 or md5, got "${v}"`);
+        return v;
+      },
+    )
     .option('--explain', 'also print the decision of every record, batch or segment touched, with its reason and evidence (with --json: NDJSON rows offset, key, decision, reason, evidence)')
     .option('--explain-limit <n>', 'decisions printed one by one before the rest are summarised per segment and reason (default 10000)', (v) => parseNonNegativeInt(v, '--explain-limit'))
     .option('--trash-dir <dir>', 'where replaced files are kept for undo (default: $KLX_TRASH_DIR, else $KLX_DATA_DIR/trash, else trash/ in the user data folder)')

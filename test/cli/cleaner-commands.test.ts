@@ -72,6 +72,24 @@ describe('klx cleaner commands', () => {
     expect(klx(['trash'], trashDir).stdout).toMatch(/is empty/);
   });
 
+  it('klx compact --key-hash md5 (Kafka\'s digest) and murmur3 (the default) write byte-identical partitions on a normal log; another digest is refused with exit 2', () => {
+    const before = files(logWith3Segments().dir);
+    const after = ['md5', 'murmur3', null].map((hash) => {
+      const { dir } = logWith3Segments();
+      const r = klx(['compact', dir, '--now', '100000', ...(hash ? ['--key-hash', hash] : [])], tempDir('klx-trash-'));
+      expect(r.status).toBe(0);
+      return files(dir);
+    });
+    expect(after[0]).not.toEqual(before); // the cleaner rewrote segments
+    expect(after[1]).toEqual(after[0]);
+    expect(after[2]).toEqual(after[0]);
+    const { dir } = logWith3Segments();
+    const bad = klx(['compact', dir, '--key-hash', 'sha1'], tempDir('klx-trash-'));
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--key-hash must be murmur3 or md5, got "sha1"/);
+    expect(files(dir)).toEqual(before);
+  });
+
   it('klx compact --json reports rewritten and new segments, removed records and retained ranges; klx trash --empty empties the trash', () => {
     const { logDir, dir } = logWith3Segments();
     const trashDir = tempDir('klx-trash-');

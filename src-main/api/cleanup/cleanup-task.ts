@@ -15,6 +15,7 @@
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
 import { keepHistory, newRunId, planCompaction, planRetention, runCompaction, runRetention, undo, type CleanerReport, type PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { RunContext } from '../../engine/cleaner/cleaner-plan.ts';
+import { keyHashAlgorithm, type KeyHashName } from '../../engine/cleaner/key-hash.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { TopicConfig } from '../../engine/log/topic-config.ts';
@@ -33,6 +34,8 @@ export interface EngineCleanupOptions {
   likeBroker?: boolean;
   deleteBeforeOffset?: bigint;
   dedupeBufferSize?: number;
+  /** The offset map's key digest (default murmur3; md5 is Kafka's). */
+  keyHash?: KeyHashName;
   /** List the decisions (engine `explain`), this many one by one per partition before summarising; absent: no decisions. */
   explainLimit?: number;
 }
@@ -92,6 +95,7 @@ function engineOptions(o: EngineCleanupOptions, op: CleanupOperation): Record<st
     base.rules = o.rules ?? 'kafka';
     base.likeBroker = o.likeBroker ?? false;
     if (o.dedupeBufferSize !== undefined) base.dedupeBufferSize = o.dedupeBufferSize;
+    if (o.keyHash !== undefined) base.keyHash = keyHashAlgorithm(o.keyHash);
   }
   return base;
 }

@@ -83,7 +83,7 @@ function settingsOf(req: PlanRequest, dir: string): Record<string, unknown> {
   const config = Object.fromEntries(Object.keys(req.config).sort().map((k) => [k, req.config[k]!.trim()]));
   return req.operation === 'retention'
     ? { dir, operation: req.operation, config, deleteBeforeOffset: req.deleteBeforeOffset ?? null }
-    : { dir, operation: req.operation, config, rules: req.rules ?? 'kafka', likeBroker: req.likeBroker ?? false, dedupeBufferSize: req.dedupeBufferSize ?? null };
+    : { dir, operation: req.operation, config, rules: req.rules ?? 'kafka', likeBroker: req.likeBroker ?? false, dedupeBufferSize: req.dedupeBufferSize ?? null, ...(req.keyHash === 'md5' ? { keyHash: 'md5' } : {}) };
 }
 
 function nowOf(text: string): number {
@@ -105,6 +105,7 @@ function engineOptions(req: PlanRequest, now: number): EngineCleanupOptions {
     o.rules = req.rules ?? 'kafka';
     o.likeBroker = req.likeBroker ?? false;
     if (req.dedupeBufferSize !== undefined) o.dedupeBufferSize = req.dedupeBufferSize;
+    if (req.keyHash !== undefined) o.keyHash = req.keyHash;
   }
   return o;
 }

@@ -29,6 +29,19 @@ export type KeyHashAlgorithm = 'murmur3-x86-128' | 'md5';
 /** The digest the cleaner uses unless told otherwise. */
 export const DEFAULT_KEY_HASH: KeyHashAlgorithm = 'murmur3-x86-128';
 
+/**
+ * The short names users choose a digest by (`klx compact --key-hash`, `cleanup.plan`'s `keyHash`):
+ * `md5` is Kafka's (`SkimpyOffsetMap`); `murmur3` (the default) is cheaper, but MurmurHash3 has
+ * seed-independent multicollisions: keys crafted to collide under it could make the cleaner drop a
+ * record a broker keeps, while under MD5 the same keys collide for the broker too.
+ */
+export type KeyHashName = 'murmur3' | 'md5';
+
+/** The {@link KeyHashAlgorithm} of a {@link KeyHashName}. */
+export function keyHashAlgorithm(name: KeyHashName): KeyHashAlgorithm {
+  return name === 'md5' ? 'md5' : 'murmur3-x86-128';
+}
+
 /** Writes the digest of `src[start, start + length)` as four int32 words into `out[at, at + 4)`. */
 export type KeyDigestFn = (src: Uint8Array, start: number, length: number, out: Int32Array, at: number) => void;
 
