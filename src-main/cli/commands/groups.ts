@@ -2,7 +2,9 @@
  * `klx groups DIR [--group G] [--now MS] [--isolation L] [--offsets-partitions N]
  *  [--retention-minutes M] [--json]`: the consumer groups stored in the `__consumer_offsets`
  * partitions under DIR, with what `kafka-consumer-groups.sh --describe` prints (GROUP, TOPIC,
- * PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID) plus the records
+ * PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID; its LOG-END-OFFSET is
+ * what ListOffsets latest answers a client, the high watermark, so the column prints the high
+ * watermark, or the log end offset where replication-offset-checkpoint has none) plus the records
  * actually left (RECORD-LAG), where the consumer continues (NEXT-OFFSET) and a DIAGNOSIS (engine:
  * `engine/groups/`).
  *
@@ -92,7 +94,7 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
     const rows = d.offsets.filter((r) => r.group === g.group);
     if (rows.length === 0) continue;
     const s = (v: bigint | number | null) => (v === null ? '-' : String(v));
-    for (const l of table(rows.map((r) => [r.group, r.topic, String(r.partition), s(r.committedOffset), s(r.logEndOffset), s(r.lag), r.consumerId ?? '-', r.host ?? '-', r.clientId ?? '-', s(r.recordLag), s(r.nextOffset), r.diagnosis + (r.expired ? ' (expired)' : '')]))) await out.line(l);
+    for (const l of table(rows.map((r) => [r.group, r.topic, String(r.partition), s(r.committedOffset), s(r.highWatermark ?? r.logEndOffset), s(r.lag), r.consumerId ?? '-', r.host ?? '-', r.clientId ?? '-', s(r.recordLag), s(r.nextOffset), r.diagnosis + (r.expired ? ' (expired)' : '')]))) await out.line(l);
     for (const r of rows) if (r.diagnosis !== 'ok' || r.expired) await out.line(`  ${r.topic}-${r.partition}: ${r.detail}${r.expired ? `; the offset expired at ${new Date(Number(r.expiresAt)).toISOString()} (the coordinator deletes it, OffsetMetadataManager.cleanupExpiredOffsets: the consumer resets per auto.offset.reset)` : ''}`);
   }
   await out.end();

@@ -12,9 +12,13 @@
  *   when set; otherwise `offsets.retention.minutes` counted from the commit, or for an Empty classic
  *   group from when it became Empty (currentStateTimestamp, v2+ values), never for topics the group
  *   is still subscribed to, nor for non-empty classic groups other than Stable consumer-protocol ones.
- * - `lag` = logEndOffset − committed offset (kafka-consumer-groups.sh's LAG; it asks for the latest
- *   offset, which equals the log end offset once replicas are in sync); `recordLag` counts records
- *   (see partition-positions.ts), up to the log end offset, or to the last stable offset with
+ * - `lag` = high watermark − committed offset: kafka-consumer-groups.sh's LAG (`ConsumerGroupCommand`
+ *   asks ListOffsets for the latest offset with read_uncommitted, and `Partition.fetchOffsetForTimestamp`
+ *   answers a client with the high watermark, not the log end offset). The high watermark is
+ *   `replication-offset-checkpoint`'s, clamped to [logStartOffset, logEndOffset] as
+ *   `UnifiedLog.updateHighWatermark` does (`lastFetchableOffset` in time-lookup.ts); without an entry
+ *   the log end offset stands in. `recordLag` counts records (see partition-positions.ts) up to that
+ *   high watermark, where a consumer's fetches end, or to the last stable offset with
  *   `isolation: 'read_committed'`.
  * - `diagnosis`: `ok`, `below-log-start`, `beyond-log-end`, `in-hole`, `partition-not-opened`,
  *   `no-commit` (a partition assigned to a member without a committed offset).
@@ -23,6 +27,7 @@ import type { LongReadOptions } from '../log/log-walk.ts';
 import { walkLog } from '../log/log-walk.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
 import { loadTransactionState } from '../log/transactions.ts';
+import { lastFetchableOffset } from '../log/time-lookup.ts';
 import type { CommittedOffset, LoadedGroup } from './group-replay.ts';
 import { offsetKey } from './group-replay.ts';
 import { partitionKey, type LoadedGroups } from './groups-load.ts';
@@ -45,7 +50,7 @@ export interface DescribeOptions extends LongReadOptions {
   now?: bigint;
   /** offsets.retention.minutes in ms; default 10080 minutes. */
   offsetsRetentionMs?: bigint;
-  /** Default read_uncommitted (the consumer default): record lag up to the log end offset. */
+  /** Default read_uncommitted (the consumer default): record lag up to the high watermark. */
   isolation?: IsolationLevel;
   /** Only the rows of this topic-partition (lag computed for it alone; summaries then count only those rows). */
   only?: { topic: string; partition: number };
@@ -72,9 +77,11 @@ export interface GroupOffsetRow {
   transactional: boolean;
   logStartOffset: bigint | null;
   logEndOffset: bigint | null;
+  /** As a broker loads it: replication-offset-checkpoint's entry clamped to [logStartOffset, logEndOffset]; null without an entry. */
   highWatermark: bigint | null;
+  /** At most the high watermark (UnifiedLog.lastStableOffset). */
   lastStableOffset: bigint | null;
-  /** logEndOffset − committedOffset; null when either is unknown. */
+  /** highWatermark (logEndOffset when unknown) − committedOffset, kafka-consumer-groups.sh's LAG; null when unknown. */
   lag: bigint | null;
   /** Records left to read (see the module comment); null when the partition is not opened or the offset is out of range. */
   recordLag: number | null;
@@ -240,6 +247,11 @@ interface PartitionFacts {
   logStart: bigint;
   logEnd: bigint;
   hw: bigint | null;
+  /** Where a consumer's fetches and a reset to latest end: the loaded high watermark, or the log end offset when unknown. */
+  fetchEnd: bigint;
+  /** 'high watermark' or 'log end offset' (no replication-offset-checkpoint entry), for the texts. */
+  fetchEndName: string;
+  /** The last stable offset, at most `fetchEnd` (UnifiedLog.lastStableOffset: min(first unstable offset, high watermark)). */
   lso: bigint;
   aborted: Awaited<ReturnType<typeof loadTransactionState>>['abortedTxns'];
 }
@@ -341,7 +353,7 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
       continue;
     }
     const facts = await partitionFacts(log, opts);
-    const end = isolation === 'read_committed' ? facts.lso : facts.logEnd;
+    const end = isolation === 'read_committed' ? facts.lso : facts.fetchEnd;
     const asked = list.filter((r) => r.committedOffset !== null && r.committedOffset >= facts.logStart && r.committedOffset <= facts.logEnd).map((r) => r.committedOffset!);
     if (list.some((r) => r.committedOffset !== null && r.committedOffset < facts.logStart)) asked.push(facts.logStart);
     const clamp = (o: bigint) => (o > end ? end : o);
@@ -353,10 +365,10 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
       r.lastStableOffset = facts.lso;
       const c = r.committedOffset;
       if (c === null) {
-        r.detail = `assigned to ${r.consumerId} but no offset is committed: the consumer starts per auto.offset.reset (earliest: ${facts.logStart}, latest: ${facts.logEnd})`;
+        r.detail = `assigned to ${r.consumerId} but no offset is committed: the consumer starts per auto.offset.reset (earliest: ${facts.logStart}, latest: ${facts.fetchEnd}, the ${facts.fetchEndName})`;
         continue;
       }
-      r.lag = facts.logEnd - c;
+      r.lag = facts.fetchEnd - c;
       if (c < facts.logStart) {
         r.diagnosis = 'below-log-start';
         r.recordLag = positions.get(clamp(facts.logStart))?.recordLag ?? null;
@@ -364,14 +376,14 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
         r.detail = belowLogStartDetail(facts, c);
       } else if (c > facts.logEnd) {
         r.diagnosis = 'beyond-log-end';
-        r.detail = `committed offset ${c} is beyond the log end offset ${facts.logEnd} (an unclean leader election, a restored backup or a truncated log): the consumer gets OFFSET_OUT_OF_RANGE and resets per auto.offset.reset (earliest: ${facts.logStart}, latest: ${facts.logEnd})`;
+        r.detail = `committed offset ${c} is beyond the log end offset ${facts.logEnd} (an unclean leader election, a restored backup or a truncated log): the consumer gets OFFSET_OUT_OF_RANGE and resets per auto.offset.reset (earliest: ${facts.logStart}, latest: ${facts.fetchEnd}, the ${facts.fetchEndName})`;
       } else {
         const p = positions.get(clamp(c))!;
         r.recordLag = p.recordLag;
         r.nextOffset = c > end ? c : p.nextOffset;
-        if (c === facts.logEnd || p.atRecord || c >= end) {
+        if (c >= facts.fetchEnd || p.atRecord || c >= end) {
           r.diagnosis = 'ok';
-          r.detail = c === facts.logEnd ? 'caught up: the committed offset is the log end offset' : r.nextOffset === c ? `the consumer continues at ${c}` : `the consumer continues at ${c}; the next record it returns is at ${r.nextOffset} (control records or aborted data before it)`;
+          r.detail = c === facts.logEnd ? 'caught up: the committed offset is the log end offset' : c >= facts.fetchEnd ? `caught up: the committed offset is at or past the high watermark ${facts.fetchEnd}, where a consumer's fetches end (records up to the log end offset ${facts.logEnd} are not yet replicated to every in-sync replica)` : r.nextOffset === c ? `the consumer continues at ${c}` : `the consumer continues at ${c}; the next record it returns is at ${r.nextOffset} (control records or aborted data before it)`;
         } else {
           r.diagnosis = 'in-hole';
           r.detail = `no record at ${c} (compacted away, or a gap in the offsets): legitimate, the consumer continues at ${r.nextOffset}`;
@@ -386,7 +398,10 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
 
 async function partitionFacts(log: PartitionLog, opts: LongReadOptions): Promise<PartitionFacts> {
   const txn = await loadTransactionState(log, { signal: opts.signal });
-  return { log, logStart: log.logStartOffset, logEnd: log.logEndOffset, hw: log.highWatermark, lso: txn.lastStableOffset, aborted: txn.abortedTxns };
+  const limit = await lastFetchableOffset(log, 'read_uncommitted', opts);
+  const fetchEnd = limit.offset;
+  const lso = txn.lastStableOffset < fetchEnd ? txn.lastStableOffset : fetchEnd;
+  return { log, logStart: log.logStartOffset, logEnd: log.logEndOffset, hw: limit.kind === 'high-watermark' ? fetchEnd : null, fetchEnd, fetchEndName: limit.kind === 'high-watermark' ? 'high watermark' : 'log end offset', lso, aborted: txn.abortedTxns };
 }
 
 /** "Which segments took those offsets and when, if the files tell." */

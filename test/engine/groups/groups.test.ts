@@ -118,6 +118,22 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     ]);
   });
 
+  it('lag is counted to the high watermark, as kafka-consumer-groups.sh prints it (ListOffsets latest: Partition.fetchOffsetForTimestamp)', async () => {
+    const ld = tempDir('klx-groups-hw-');
+    // 10 records on disk, but replication-offset-checkpoint says the in-sync replicas have only 7.
+    buildPartition(ld, { topic: 'orders', partition: 0, segments: [{ batches: [{ records: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: 'v', timestamp: BigInt(T0 + i) })) }] }] }, { highWatermark: 7n });
+    const spec = (group: string, offset: number): OffsetsRecordSpec => ({ type: 1, key: { group, topic: 'orders', partition: 0 }, version: 3, value: { offset, leaderEpoch: 0, metadata: '', commitTimestamp: T0 } });
+    const recs = (specs: OffsetsRecordSpec[]) => encodeOffsetsRecords(specs).map((e) => ({ key: Buffer.from(e.keyBase64, 'base64'), value: e.valueBase64 === null ? null : Buffer.from(e.valueBase64, 'base64'), timestamp: BigInt(T0) }));
+    for (const group of ['g-hw-3', 'g-hw-7']) {
+      buildPartition(ld, { topic: '__consumer_offsets', partition: offsetsPartitionFor(group, 50), segments: [{ batches: [{ records: recs([spec(group, Number(group.slice(5)))]) }] }] });
+    }
+    const rows = (await describeGroups(await load(ld), { now: BigInt(T0) })).offsets;
+    const row = (g: string) => rows.find((r) => r.group === g)!;
+    expect(row('g-hw-3')).toMatchObject({ committedOffset: 3n, logEndOffset: 10n, highWatermark: 7n, lastStableOffset: 7n, lag: 4n, recordLag: 4, diagnosis: 'ok' });
+    expect(row('g-hw-7')).toMatchObject({ committedOffset: 7n, lag: 0n, recordLag: 0, diagnosis: 'ok' });
+    expect(row('g-hw-7').detail).toBe("caught up: the committed offset is at or past the high watermark 7, where a consumer's fetches end (records up to the log end offset 10 are not yet replicated to every in-sync replica)");
+  });
+
   it('names the records that could not be read, keeps the group listed with what was read', () => {
     const bad = d.groups.find((g) => g.group === 'g-bad')!;
     expect(bad.problems).toHaveLength(1);
