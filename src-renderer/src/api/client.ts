@@ -113,9 +113,23 @@ export function pageToken(): string {
   }
 }
 
+/**
+ * Opening the printed URL again in a tab that already shows the app changes only the fragment, which
+ * loads nothing (a same-document navigation): take the fragment's token (a restarted bridge has a new
+ * one) and load the page afresh, as opening the link did when the token was a query parameter.
+ */
+function reloadOnTokenLink(): void {
+  window.addEventListener('hashchange', () => {
+    if (!new URLSearchParams(window.location.hash.slice(1)).get('token')) return;
+    pageToken();
+    window.location.reload();
+  });
+}
+
 /** Picks the transport: `window.klx` when present, else the bridge at this page's origin. */
 export function defaultTransport(): Transport {
   if (window.klx) return ipcTransport(window.klx);
+  reloadOnTokenLink();
   return httpTransport(window.location.origin, pageToken());
 }
 
