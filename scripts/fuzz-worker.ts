@@ -9,8 +9,8 @@
  *
  * Each operation's outcome is `ok`, a typed `KlxError` (with whether it named a file and a byte
  * position) or a crash (anything else, `internal` API errors included). The number of the input
- * being run is kept in a shared Int32Array so the parent can tell a hang (> 5 s on one input),
- * terminate the thread and go on after it.
+ * being run is kept in a shared Int32Array so the parent can tell a hang (one input over 5 s of the
+ * process's CPU time, or over the wall-time ceiling), terminate the thread and go on after it.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
@@ -55,7 +55,10 @@ export interface ChunkResult {
   opMs: Record<string, number>;
   /** Inputs with a crash or an unplaced error: number, recipe, the bad outcomes. */
   failures: { k: number; from: string; recipe: string[]; bad: OpOutcome[] }[];
-  slowest: { k: number; ms: number };
+  /** The input of the longest wall time: its number, wall ms and the process's CPU ms meanwhile. */
+  slowest: { k: number; ms: number; cpuMs: number };
+  /** The input of the most CPU time (every thread of the process, DuckDB's included). */
+  costliest: { k: number; ms: number; cpuMs: number };
 }
 
 /** Arguments of the `chunk` task. */
@@ -208,13 +211,17 @@ async function chunk(a: ChunkArgs): Promise<ChunkResult> {
   seeds ??= [...generatedSeeds(), ...realSeeds(a.realSeeds)];
   const beat = new Int32Array(a.heartbeat);
   opMs = {};
-  const r: ChunkResult = { inputs: 0, ops: 0, typed: 0, byCode: {}, opCounts: {}, opMs, failures: [], slowest: { k: -1, ms: 0 } };
+  const r: ChunkResult = { inputs: 0, ops: 0, typed: 0, byCode: {}, opCounts: {}, opMs, failures: [], slowest: { k: -1, ms: 0, cpuMs: 0 }, costliest: { k: -1, ms: 0, cpuMs: 0 } };
   for (let k = a.from; k < a.to; k++) {
     Atomics.store(beat, 0, k);
     const t0 = Date.now();
+    const c0 = process.cpuUsage();
     const outcomes = await runInput(k, a);
     const ms = Date.now() - t0;
-    if (ms > r.slowest.ms) r.slowest = { k, ms };
+    const c = process.cpuUsage(c0);
+    const cpuMs = Math.round((c.user + c.system) / 1000);
+    if (ms > r.slowest.ms) r.slowest = { k, ms, cpuMs };
+    if (cpuMs > r.costliest.cpuMs) r.costliest = { k, ms, cpuMs };
     r.inputs++;
     for (const x of outcomes) {
       r.ops++;

@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--sql-every N] [--api-every N]`
+ * `npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--hang-wall-ms MS] [--sql-every N] [--api-every N]`
  *
  * The mutation fuzzer of the read paths (issue 17). Inputs and recipes: `fuzz-inputs.ts` (input K
  * of seed S is a pure function of S and K). The inputs are made and run on one worker thread of the
@@ -9,8 +9,10 @@
  * `--api-every` inputs): no process and no thread start per input.
  *
  * Counted: crashes (an error that is not a typed `KlxError`, an `internal` API error, a thread
- * that dies), hangs (one input running over `--hang-ms`, 5 s: the thread is terminated and the
- * campaign goes on after that input), typed errors that name no file or byte position, and the
+ * that dies), hangs (one input taking more than `--hang-ms`, 5 s, of the process's CPU time, every
+ * thread's, DuckDB's included, or more than `--hang-wall-ms`, 60 s, of wall time, for a thread
+ * that waits forever: the thread is terminated and the campaign goes on after that input; CPU time
+ * so that a campaign on a loaded machine does not count the machine's load as hangs), typed errors that name no file or byte position, and the
  * process's peak RSS (every thread's memory, sampled every 100 ms, and the kernel's maxRSS). Each
  * failing input is kept in `--out` (`K.log`, its other files, `K.json` with the recipe and
  * outcomes) and replays alone with `--replay K` (same `--seed`). `--out`/current-input names the
@@ -36,6 +38,7 @@ interface Options {
   replay: number | null;
   out: string;
   hangMs: number;
+  hangWallMs: number;
   sqlEvery: number;
   apiEvery: number;
   chunk: number;
@@ -43,7 +46,7 @@ interface Options {
   fullEvery: number;
 }
 
-const USAGE = 'usage: npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--sql-every N] [--api-every N] [--chunk N] [--real-seeds N] [--full-every N]';
+const USAGE = 'usage: npm run fuzz -- [--minutes N] [--iterations N] [--seed S] [--replay K] [--out DIR] [--hang-ms MS] [--hang-wall-ms MS] [--sql-every N] [--api-every N] [--chunk N] [--real-seeds N] [--full-every N]';
 
 /** The options, or (on a bad argument) the reason and the usage on stderr and exit code 2. */
 function parse(argv: string[]): Options {
@@ -61,6 +64,7 @@ function parseOrThrow(argv: string[]): Options {
       replay: { type: 'string' },
       out: { type: 'string' },
       'hang-ms': { type: 'string' },
+      'hang-wall-ms': { type: 'string' },
       'sql-every': { type: 'string' },
       'api-every': { type: 'string' },
       chunk: { type: 'string' },
@@ -80,6 +84,7 @@ function parseOrThrow(argv: string[]): Options {
     replay: v.replay === undefined ? null : wholeNumber('replay', v.replay, 0),
     out: v.out === undefined ? '' : resolve(v.out),
     hangMs: wholeNumber('hang-ms', v['hang-ms'], 5000, 1),
+    hangWallMs: wholeNumber('hang-wall-ms', v['hang-wall-ms'], 60_000, 1),
     sqlEvery: wholeNumber('sql-every', v['sql-every'], 500),
     apiEvery: wholeNumber('api-every', v['api-every'], 50),
     chunk: wholeNumber('chunk', v.chunk, 200, 1),
@@ -122,7 +127,8 @@ async function main(): Promise<void> {
   const opMs = new Map<string, number>();
   const started = Date.now();
   const deadline = o.minutes > 0 ? started + o.minutes * 60_000 : Infinity;
-  let slowest = { ms: 0, k: -1 };
+  let slowest = { ms: 0, k: -1, cpuMs: 0 };
+  let costliest = { ms: 0, k: -1, cpuMs: 0 };
   let peakRssKb = 0;
   const sampler = setInterval(() => (peakRssKb = Math.max(peakRssKb, Math.round(process.memoryUsage.rss() / 1024))), 100);
   const heartbeat = new SharedArrayBuffer(4);
@@ -146,18 +152,25 @@ async function main(): Promise<void> {
     const to = Math.min(end, k + o.chunk);
     Atomics.store(beat, 0, k);
     const ac = new AbortController();
-    // The watchdog: the input being run (heartbeat) must change within hangMs.
+    // The watchdog: the input being run (heartbeat) must change within hangMs of the process's CPU
+    // time (every thread; this thread's 50 ms ticks cost microseconds) and within hangWallMs.
     let seen = k;
     let since = Date.now();
+    let cpuSince = process.cpuUsage();
     let hungAt = -1;
     const watchdog = setInterval(() => {
       const now = Atomics.load(beat, 0);
       if (now !== seen) {
         seen = now;
         since = Date.now();
+        cpuSince = process.cpuUsage();
         // A native abort (C++ terminate in an addon) ends the whole process: this file still names the input.
         writeFileSync(join(o.out, 'current-input'), `${now}\n`);
-      } else if (Date.now() - since > o.hangMs && hungAt < 0) {
+        return;
+      }
+      const c = process.cpuUsage(cpuSince);
+      const over = (c.user + c.system) / 1000 > o.hangMs || Date.now() - since > o.hangWallMs;
+      if (over && hungAt < 0) {
         hungAt = now;
         ac.abort();
       }
@@ -172,6 +185,7 @@ async function main(): Promise<void> {
       for (const [c, n] of Object.entries(r.opCounts)) opCounts.set(c, (opCounts.get(c) ?? 0) + n);
       for (const [c, n] of Object.entries(r.opMs)) opMs.set(c, (opMs.get(c) ?? 0) + n);
       if (r.slowest.ms > slowest.ms) slowest = r.slowest;
+      if (r.costliest.cpuMs > costliest.cpuMs) costliest = r.costliest;
       for (const f of r.failures) {
         const bad = f.bad.filter((x) => x.outcome === 'crash' || x.unplaced);
         tally.crashes += bad.filter((x) => x.outcome === 'crash').length;
@@ -216,7 +230,7 @@ async function main(): Promise<void> {
   const secs = (Date.now() - started) / 1000;
   console.log(`fuzz: operations run (count, mean ms): ${[...opCounts].map(([c, n]) => `${c} ${n} ${((opMs.get(c) ?? 0) / n).toFixed(2)}`).join(', ')}`);
   console.log(
-    `fuzz: ${tally.inputs} inputs in ${secs.toFixed(0)} s (${(tally.inputs / secs).toFixed(1)}/s), ${tally.ops} operations: ${tally.crashes} crashes, ${tally.hangs} hangs (> ${o.hangMs} ms), ${tally.unplaced} typed errors without file/position, ${tally.typed} typed errors (${[...byCode].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ')}); slowest input ${slowest.k} ${slowest.ms} ms; peak RSS ${(peakRssKb / 1024).toFixed(0)} MiB`,
+    `fuzz: ${tally.inputs} inputs in ${secs.toFixed(0)} s (${(tally.inputs / secs).toFixed(1)}/s), ${tally.ops} operations: ${tally.crashes} crashes, ${tally.hangs} hangs (> ${o.hangMs} ms CPU or ${o.hangWallMs} ms wall), ${tally.unplaced} typed errors without file/position, ${tally.typed} typed errors (${[...byCode].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ')}); slowest input ${slowest.k} ${slowest.ms} ms (${slowest.cpuMs} ms CPU), costliest input ${costliest.k} ${costliest.cpuMs} ms CPU (${costliest.ms} ms); peak RSS ${(peakRssKb / 1024).toFixed(0)} MiB`,
   );
   process.exitCode = tally.crashes + tally.hangs + tally.unplaced > 0 ? 1 : 0;
 }
