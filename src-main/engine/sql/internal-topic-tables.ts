@@ -9,7 +9,8 @@
  *   PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence), partitions
  *   (JSON `[{"topic","partitionIds"}]`), last_update_timestamp / start_timestamp (ms, −1 = none) and
  *   their `_utc` TIMESTAMPs, client_transaction_version, key_json / value_json (as
- *   `kafka-dump-log.sh --transaction-log-decoder` prints key and payload; JSON), decode_error.
+ *   `kafka-dump-log.sh --transaction-log-decoder` of Kafka 4.4+ prints key and payload, transactionStatus
+ *   as its state name; JSON; nextProducerEpoch (4.1+) only there), decode_error.
  *   Tagged fields absent from the bytes take Kafka's defaults (−1, −1, 0), as Kafka's
  *   `TransactionLogValue` object does.
  * - `cluster_metadata`: one row per `__cluster_metadata` record: record_offset, type

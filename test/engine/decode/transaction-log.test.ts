@@ -26,7 +26,7 @@ describe('transaction log', () => {
     const dec = decodeTransactionLogValue(v);
     expect(dec.version).toBe(0);
     expect(transactionLogValueText(dec)).toBe(
-      '{"version":"0","data":{"producerId":42,"producerEpoch":3,"transactionTimeoutMs":60000,"transactionStatus":1,"transactionPartitions":[{"topic":"orders","partitionIds":[0,2]},{"topic":"audit","partitionIds":[5]}],"transactionLastUpdateTimestampMs":1700000000123,"transactionStartTimestampMs":1700000000001}}',
+      '{"version":"0","data":{"producerId":42,"producerEpoch":3,"transactionTimeoutMs":60000,"transactionStatus":"Ongoing","transactionPartitions":[{"topic":"orders","partitionIds":[0,2]},{"topic":"audit","partitionIds":[5]}],"transactionLastUpdateTimestampMs":1700000000123,"transactionStartTimestampMs":1700000000001}}',
     );
     expect(transactionStateName(dec.data.transactionStatus as number)).toBe('Ongoing');
   });
@@ -39,12 +39,32 @@ describe('transaction log', () => {
     const dec = decodeTransactionLogValue(v);
     expect(dec.data.producerId).toBe(9007199254740993n);
     expect(transactionLogValueText(dec)).toBe(
-      '{"version":"1","data":{"producerId":9007199254740993,"previousProducerId":41,"producerEpoch":0,"transactionTimeoutMs":900000,"transactionStatus":4,"transactionPartitions":null,"transactionLastUpdateTimestampMs":1700000000200,"transactionStartTimestampMs":-1,"clientTransactionVersion":2}}',
+      '{"version":"1","data":{"producerId":9007199254740993,"previousProducerId":41,"producerEpoch":0,"transactionTimeoutMs":900000,"transactionStatus":"CompleteCommit","transactionPartitions":null,"transactionLastUpdateTimestampMs":1700000000200,"transactionStartTimestampMs":-1,"clientTransactionVersion":2}}',
     );
     const plain = bytes().i16(1).i64(7n).i16(1).i32(1000).i8(0).carr(1).cstr('t').cints([3]).t0().i64(5n).i64(4n).t0().done();
     expect(transactionLogValueText(decodeTransactionLogValue(plain))).toBe(
-      '{"version":"1","data":{"producerId":7,"producerEpoch":1,"transactionTimeoutMs":1000,"transactionStatus":0,"transactionPartitions":[{"topic":"t","partitionIds":[3]}],"transactionLastUpdateTimestampMs":5,"transactionStartTimestampMs":4}}',
+      '{"version":"1","data":{"producerId":7,"producerEpoch":1,"transactionTimeoutMs":1000,"transactionStatus":"Empty","transactionPartitions":[{"topic":"t","partitionIds":[3]}],"transactionLastUpdateTimestampMs":5,"transactionStartTimestampMs":4}}',
     );
+  });
+
+  it('transactionStatus: the state name as dump-log prints it since Kafka 4.4 (KAFKA-20712), the id as a string when unknown', () => {
+    const v = (status: number) => bytes().i16(0).i64(1n).i16(0).i32(1000).i8(status).arr(0).i64(5n).i64(4n).done();
+    const texts = [2, 3, 5, 6, 7, 8, -1].map((s) => /"transactionStatus":("[^"]*"|[^,]*)/.exec(transactionLogValueText(decodeTransactionLogValue(v(s))))![1]);
+    expect(texts).toEqual(['"PrepareCommit"', '"PrepareAbort"', '"CompleteAbort"', '"Dead"', '"PrepareEpochFence"', '"8"', '"-1"']);
+    // the decoded data keeps the id (the SQL table's state_id)
+    expect(decodeTransactionLogValue(v(8)).data.transactionStatus).toBe(8);
+  });
+
+  it('NextProducerEpoch (tag 3, Kafka 4.1+, KIP-939) is a known field printed after producerEpoch, not an unknown tag', () => {
+    const v = bytes().i16(1).i64(7n).i16(1).i32(1000).i8(1).carr(0).i64(5n).i64(4n).tags([1, bytes().i64(8n).done()], [3, bytes().i16(2).done()]).done();
+    const dec = decodeTransactionLogValue(v);
+    expect(dec.unknownTaggedFields).toEqual([]);
+    expect(transactionLogValueText(dec)).toBe(
+      '{"version":"1","data":{"producerId":7,"nextProducerId":8,"producerEpoch":1,"nextProducerEpoch":2,"transactionTimeoutMs":1000,"transactionStatus":"Ongoing","transactionPartitions":[],"transactionLastUpdateTimestampMs":5,"transactionStartTimestampMs":4}}',
+    );
+    // its default (-1) is not printed
+    const dflt = bytes().i16(1).i64(7n).i16(1).i32(1000).i8(1).carr(0).i64(5n).i64(4n).tags([3, bytes().i16(-1).done()]).done();
+    expect(transactionLogValueText(decodeTransactionLogValue(dflt))).not.toContain('nextProducerEpoch');
   });
 
   it('keeps unknown tags and reports them', () => {

@@ -5,11 +5,15 @@
  * `kafka-dump-log.sh --transaction-log-decoder` prints them (Kafka 4's `DumpLogSegments`
  * `TransactionLogMessageParser` over `TransactionCoordinatorRecordSerde`):
  * `key: {"type":"0","data":{"transactionalId":"t1"}} payload: {"version":"1","data":{…}}`,
- * `<DELETE>` for a tombstone.
+ * `<DELETE>` for a tombstone. `transactionStatus` is printed as the state name
+ * (`"CompleteCommit"`), as dump-log does since Kafka 4.4 (KAFKA-20712: `TransactionState.fromId(…).stateName()`,
+ * an unknown id as its number in a string); Kafka 4.0–4.3 printed the number (`4`). Kafka 3.x's
+ * dump-log printed another, non-JSON text (`TransactionLog.formatRecordKeyAndValue`).
  *
  * Key: int16 record type (0, the only one; Kafka 3 called it the key version), then the
  * TransactionLogKey body (non-flexible string). Value: int16 version (0 or 1; 1 is flexible with
- * the tagged fields PreviousProducerId, NextProducerId, ClientTransactionVersion), then the body.
+ * the tagged fields PreviousProducerId, NextProducerId, ClientTransactionVersion and, since Kafka 4.1,
+ * NextProducerEpoch), then the body.
  * Pure: no I/O.
  */
 import { DecodeError } from '../decode-error.ts';
@@ -20,12 +24,14 @@ import { unknownTagsText } from './cluster-metadata.ts';
 /** TransactionLogKey (record type 0, version 0). */
 export const TRANSACTION_LOG_KEY: MessageSchema = message('TransactionLogKey', '0', 'none', [f('TransactionalId', 'string', '0')]);
 
-/** TransactionLogValue versions 0–1. */
+/** TransactionLogValue versions 0–1, as of Kafka 4.1 (tags 0–3). */
 export const TRANSACTION_LOG_VALUE: MessageSchema = message('TransactionLogValue', '0-1', '1+', [
   f('ProducerId', 'int64', '0+'),
   f('PreviousProducerId', 'int64', undefined, { tagged: '1+', tag: 0, default: -1 }),
   f('NextProducerId', 'int64', undefined, { tagged: '1+', tag: 1, default: -1 }),
   f('ProducerEpoch', 'int16', '0+'),
+  // Kafka 4.1+ (KAFKA-15370, KIP-939): the epoch of NextProducerId
+  f('NextProducerEpoch', 'int16', undefined, { tagged: '1+', tag: 3, default: -1 }),
   f('TransactionTimeoutMs', 'int32', '0+'),
   f('TransactionStatus', 'int8', '0+'),
   f('TransactionPartitions', structArray([f('Topic', 'string', '0+'), f('PartitionIds', '[]int32', '0+')]), '0+', { nullable: '0+' }),
@@ -95,17 +101,34 @@ export function decodeTransactionLogRecord(key: Uint8Array | null, value: Uint8A
   return { key: decodeTransactionLogKey(key), value: value === null ? null : decodeTransactionLogValue(value) };
 }
 
+/**
+ * The `transactionStatus` dump-log prints (Kafka 4.4+, `DumpLogSegments.TransactionLogMessageParser`):
+ * the state name of a known id (`TransactionState.stateName`), else the id as a string.
+ */
+export function dumpLogTransactionStatus(id: number): string {
+  return TRANSACTION_STATES[id] ?? String(id);
+}
+
+/** TransactionLogValue as dump-log prints it: TransactionStatus as a string (see dumpLogTransactionStatus). */
+const TRANSACTION_LOG_VALUE_TEXT: MessageSchema = {
+  ...TRANSACTION_LOG_VALUE,
+  fields: TRANSACTION_LOG_VALUE.fields.map((fd) => (fd.name === 'TransactionStatus' ? { ...fd, type: 'string' as const } : fd)),
+};
+
 /** dump-log's key text: `{"type":"0","data":{"transactionalId":"t1"}}`. */
 export function transactionLogKeyText(key: TransactionLogKey): string {
   return `{"type":"${key.type}","data":${messageJsonText(TRANSACTION_LOG_KEY, key.data)}}`;
 }
 
 /**
- * dump-log's payload text: `{"version":"1","data":{…}}`, or `<DELETE>` for a tombstone. Unknown
- * tagged fields (not printed by Kafka) are appended as `"unknownTaggedFields":[…]`.
+ * dump-log's payload text: `{"version":"1","data":{…}}` with `transactionStatus` as its state name
+ * (Kafka 4.4+), or `<DELETE>` for a tombstone. Unknown tagged fields (not printed by Kafka) are
+ * appended as `"unknownTaggedFields":[…]`.
  */
 export function transactionLogValueText(value: TransactionLogValue | null): string {
   if (value === null) return '<DELETE>';
-  const base = `{"version":"${value.version}","data":${messageJsonText(TRANSACTION_LOG_VALUE, value.data)}`;
+  const status = value.data.transactionStatus;
+  const data = typeof status === 'number' ? { ...value.data, transactionStatus: dumpLogTransactionStatus(status) } : value.data;
+  const base = `{"version":"${value.version}","data":${messageJsonText(TRANSACTION_LOG_VALUE_TEXT, data)}`;
   return value.unknownTaggedFields.length === 0 ? `${base}}` : `${base},"unknownTaggedFields":${unknownTagsText(value.unknownTaggedFields)}}`;
 }
