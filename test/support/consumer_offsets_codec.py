@@ -341,8 +341,13 @@ def enc_value(t, v, d):
         o.arr(d['members'], member, fx)
         if fx:
             o.notags()
-    elif t in (3, 11):
+    elif t == 3:
         o.i32(d['Epoch'])
+        o.notags()
+    elif t == 11:
+        # ShareGroupMetadataValue as of Kafka 4.1 (KIP-1101): MetadataHash is a plain int64 field
+        o.i32(d['Epoch'])
+        o.i64(d['MetadataHash'])
         o.notags()
     elif t in (6, 12):
         o.i32(d['AssignmentEpoch'])

@@ -167,7 +167,7 @@ export function buildGroupsScenario(logDir: string): number[] {
     sg: {
       batches: [{
         specs: [
-          { type: 11, key: { GroupId: 'sg' }, version: 0, value: { Epoch: 3 } },
+          { type: 11, key: { GroupId: 'sg' }, version: 0, value: { Epoch: 3, MetadataHash: -7046029254386353131n } },
           { type: 10, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { RackId: null, ClientId: 'share-cli', ClientHost: '/5.6.7.8', SubscribedTopicNames: ['orders'] } },
           { type: 14, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { MemberEpoch: 3, PreviousMemberEpoch: 2, State: 0, AssignedPartitions: [{ TopicId: ORDERS_TOPIC_ID, Partitions: [0] }] } },
         ],

@@ -9,9 +9,8 @@
  * No DuckDB import here (a build thread loads this module).
  */
 import type { ColumnKind } from './columnar-appender.ts';
-import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, type OffsetCommitValueData } from '../decode/internal/consumer-offsets.ts';
+import { consumerOffsetsJsonText, decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, type OffsetCommitValueData } from '../decode/internal/consumer-offsets.ts';
 import { DecodeError } from '../decode/decode-error.ts';
-import { toJsonText } from '../decode/json-text.ts';
 import { describeGroups } from '../groups/group-offsets.ts';
 import { loadGroups } from '../groups/groups-load.ts';
 import { OFFSETS_TOPIC } from '../groups/offsets-topic.ts';
@@ -280,7 +279,7 @@ export async function writeGroupTableRows(logs: readonly PartitionLog[], sinks: 
           type = k.type;
           typeName = k.recordType;
           group = groupIdOfKey(k);
-          keyJson = toJsonText(k.data);
+          keyJson = consumerOffsetsJsonText(k.data);
           const kd = k.data as { MemberId?: string; topic?: string; partition?: number };
           member = kd.MemberId ?? null;
           topic = kd.topic ?? null;
@@ -289,7 +288,7 @@ export async function writeGroupTableRows(logs: readonly PartitionLog[], sinks: 
             try {
               const v = decodeConsumerOffsetsValue(k.type, r.value);
               version = v.version;
-              valueJson = toJsonText(v.data);
+              valueJson = consumerOffsetsJsonText(v.data);
               if (k.recordType === 'OffsetCommit') commit = v.data as OffsetCommitValueData;
             } catch (err) {
               throw err instanceof DecodeError ? new DecodeError(err.position, `value: ${err.reason}`) : err;

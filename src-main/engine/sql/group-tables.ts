@@ -2,7 +2,8 @@
  * The consumer-group tables of the SQL view (issue 12), built next to the log tables:
  *
  * - `consumer_offsets`: every record of every `__consumer_offsets` partition, decoded (record type,
- *   group, member, committed topic/partition/offset, timestamps, the whole key and value as JSON text,
+ *   group, member, committed topic/partition/offset, timestamps, the whole key and value data as JSON text
+ *   (as Kafka's JSON converters print it: camelCase names, see consumerOffsetsJsonText),
  *   or why it does not decode), streamed;
  * - `group_metadata`: one row per group as the coordinator loads it (type, protocol type, state,
  *   generation / epoch, members, topics, total lag);

@@ -141,7 +141,7 @@ describe('records no data set holds, encoded by the independent codec from the s
     },
     { name: 'ConsumerGroupMemberMetadata tombstone', type: 5, key: { GroupId: 'cg', MemberId: 'mem-0' }, value: null },
     { name: 'ShareGroupMemberMetadata', type: 10, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { RackId: null, ClientId: 'share-cli', ClientHost: '/5.6.7.8', SubscribedTopicNames: ['orders'] } },
-    { name: 'ShareGroupMetadata', type: 11, key: { GroupId: 'sg' }, version: 0, value: { Epoch: 3 } },
+    { name: 'ShareGroupMetadata', type: 11, key: { GroupId: 'sg' }, version: 0, value: { Epoch: 3, MetadataHash: -7046029254386353131n } },
     { name: 'ShareGroupTargetAssignmentMetadata', type: 12, key: { GroupId: 'sg' }, version: 0, value: { AssignmentEpoch: 3 } },
     { name: 'ShareGroupTargetAssignmentMember', type: 13, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { TopicPartitions: [{ TopicId: T2, Partitions: [0, 1, 2] }] } },
     { name: 'ShareGroupCurrentMemberAssignment', type: 14, key: { GroupId: 'sg', MemberId: 's-1' }, version: 0, value: { MemberEpoch: 3, PreviousMemberEpoch: 2, State: 0, AssignedPartitions: [{ TopicId: T2, Partitions: [1] }] } },

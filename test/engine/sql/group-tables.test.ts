@@ -85,7 +85,9 @@ describe('consumer-group tables', () => {
     expect(errors).toContainEqual({ group_id: 'g-bad', decode_error: 'byte 2: value: offset: needs 8 bytes, 5 left' });
     expect(errors).toContainEqual({ group_id: null, decode_error: 'byte 4: group: needs 40 bytes, 1 left' });
     const kip = await rows(s, `SELECT record_type_name, member_id, value_json FROM consumer_offsets WHERE group_id = 'cg848' AND record_type = 8`);
-    expect(kip).toEqual([{ record_type_name: 'ConsumerGroupCurrentMemberAssignment', member_id: 'mem-1', value_json: '{"MemberEpoch":5,"PreviousMemberEpoch":4,"State":0,"AssignedPartitions":[{"TopicId":"q83vEjRWeJCrze8SNFZ4kA","Partitions":[0]}],"PartitionsPendingRevocation":[]}' }]);
+    expect(kip).toEqual([{ record_type_name: 'ConsumerGroupCurrentMemberAssignment', member_id: 'mem-1', value_json: '{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":[{"topicId":"q83vEjRWeJCrze8SNFZ4kA","partitions":[0]}],"partitionsPendingRevocation":[]}' }]);
+    // as Kafka's JSON converters print data (camelCase), the share group's 4.1+ MetadataHash with all its digits
+    expect(await rows(s, `SELECT key_json, value_json FROM consumer_offsets WHERE group_id = 'sg' AND record_type = 11`)).toEqual([{ key_json: '{"groupId":"sg"}', value_json: '{"epoch":3,"metadataHash":-7046029254386353131}' }]);
   });
 });
 

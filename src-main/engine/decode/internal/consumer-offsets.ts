@@ -11,7 +11,7 @@
  * |---|---|---|
  * | 0, 1 | OffsetCommitKey {group, topic, partition} → OffsetCommitValue v0–4 | any |
  * | 2 | GroupMetadataKey {group} → GroupMetadataValue v0–4 | classic |
- * | 3 | ConsumerGroupMetadataKey → ConsumerGroupMetadataValue {Epoch} | consumer |
+ * | 3 | ConsumerGroupMetadataKey → ConsumerGroupMetadataValue {Epoch, MetadataHash (tag 0, 4.1+)} | consumer |
  * | 4 | ConsumerGroupPartitionMetadataKey → …PartitionMetadataValue {Topics} | consumer |
  * | 5 | ConsumerGroupMemberMetadataKey {GroupId, MemberId} → …MemberMetadataValue | consumer |
  * | 6 | ConsumerGroupTargetAssignmentMetadataKey → {AssignmentEpoch} | consumer |
@@ -19,7 +19,7 @@
  * | 8 | ConsumerGroupCurrentMemberAssignmentKey → {MemberEpoch, …} | consumer |
  * | 9 | ShareGroupPartitionMetadataKey → {Topics} | share |
  * | 10 | ShareGroupMemberMetadataKey → {RackId, ClientId, …} | share |
- * | 11 | ShareGroupMetadataKey → {Epoch} | share |
+ * | 11 | ShareGroupMetadataKey → {Epoch, MetadataHash (4.1+, not tagged)} | share |
  * | 12 | ShareGroupTargetAssignmentMetadataKey → {AssignmentEpoch} | share |
  * | 13 | ShareGroupTargetAssignmentMemberKey → {TopicPartitions} | share |
  * | 14 | ShareGroupCurrentMemberAssignmentKey → {MemberEpoch, …} | share |
@@ -41,8 +41,9 @@
  * KIP-915); its value is kept as bytes. A null value is a tombstone (the offset, group or member was
  * deleted).
  *
- * Output follows Kafka's JSON converters (as `kafka-dump-log.sh --offsets-decoder` prints records):
- * `{ type, recordType, data }` for keys, `{ version, data }` for values, the schema's field names,
+ * Decoded data: `{ type, recordType, data }` for keys, `{ version, data }` for values, the schema's field names
+ * (PascalCase for the KIP-848 records, as their schemas spell them; {@link consumerOffsetsJsonText} prints them
+ * camelCase, as Kafka's JSON converters and `kafka-dump-log.sh --offsets-decoder` do),
  * fields only for the versions that have them, int64 as `bigint`, bytes as `Uint8Array` (base64 in
  * JSON text), Uuids as `Uuid.toString()`. For a classic group with protocolType `"consumer"` the
  * members' `subscription` and `assignment` are decoded with the consumer protocol
@@ -53,7 +54,9 @@
  * or value and the field that failed.
  */
 import { DecodeError } from '../decode-error.ts';
+import { base64Of } from '../json-text.ts';
 import { ProtocolReader, type UnknownTaggedField } from '../protocol-reader.ts';
+import { jacksonString } from './message-schema.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Record types
@@ -413,7 +416,7 @@ function topicMetadata(r: ProtocolReader) {
   }, false, 23)!;
 }
 
-function epochValue(value: Uint8Array, name: string, field: 'Epoch' | 'AssignmentEpoch') {
+function epochValue(value: Uint8Array, name: string, field: 'AssignmentEpoch') {
   return flexibleValue(value, name, (r) => ({ [field]: r.int32(field) }));
 }
 
@@ -483,7 +486,13 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
     case 2:
       return decodeGroupMetadataValue(value);
     case 3:
-      return flexibleValue(value, 'ConsumerGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch') }));
+      // MetadataHash: tag 0, default 0, Kafka 4.1+ (KIP-1101); kept only when not its default, as the JSON converter prints it
+      return flexibleValue<Record<string, unknown>>(value, 'ConsumerGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch') }), (tag, r, d) => {
+        if (tag !== 0) return false;
+        const h = r.int64('MetadataHash');
+        if (h !== 0n) d.MetadataHash = h;
+        return true;
+      });
     case 4:
       return flexibleValue(value, 'ConsumerGroupPartitionMetadataValue', (r) => ({ Topics: topicMetadata(r) }));
     case 5:
@@ -546,7 +555,8 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
         SubscribedTopicNames: cstrings(r, 'SubscribedTopicNames'),
       }));
     case 11:
-      return epochValue(value, 'ShareGroupMetadataValue', 'Epoch');
+      // Kafka 4.1+ (KIP-1101): MetadataHash is a plain field; the 4.0 preview layout (Epoch only) does not decode, as Kafka 4.1+ does not read it
+      return flexibleValue(value, 'ShareGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch'), MetadataHash: r.int64('MetadataHash') }));
     case 12:
       return epochValue(value, 'ShareGroupTargetAssignmentMetadataValue', 'AssignmentEpoch');
     case 13:
@@ -671,6 +681,41 @@ export function decodeConsumerOffsetsRecord(key: Uint8Array | null, value: Uint8
     if (err instanceof DecodeError) throw new DecodeError(err.position, `value: ${err.reason}`);
     throw err;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON text as Kafka prints it
+
+/**
+ * Decoded key or value data (or any part of it) as the JSON text Kafka's generated `*JsonConverter.write`
+ * gives (what `kafka-dump-log.sh --offsets-decoder` prints after `"data":`, DumpLogSegments.OffsetsMessageParser):
+ * member names camelCase (JsonConverterGenerator writes `FieldSpec.camelCaseName`: the schema name with its
+ * first letter lower-cased, `MemberEpoch` → `memberEpoch`), strings with Jackson's escapes, int64 with all
+ * digits, bytes as base64, members in the order decoded (the schema's). `undefined` members are left out.
+ */
+export function consumerOffsetsJsonText(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return jacksonString(v);
+  if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v instanceof Uint8Array) return `"${base64Of(v)}"`;
+  if (Array.isArray(v)) return `[${v.map(consumerOffsetsJsonText).join(',')}]`;
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (x === undefined) continue;
+    parts.push(`${jacksonString(k.charAt(0).toLowerCase() + k.slice(1))}:${consumerOffsetsJsonText(x)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/**
+ * A value's payload text: `{"version":"V","data":{…}}` as dump-log prints it, with the tagged fields this
+ * decoder does not know appended as `"unknownTaggedFields":[{"tag":N,"data":"<base64>"}]` (Kafka prints
+ * only fields its schema knows), or `<DELETE>` for a tombstone.
+ */
+export function consumerOffsetsValueText(v: ConsumerOffsetsValue | null): string {
+  if (v === null) return '<DELETE>';
+  const base = `{"version":"${v.version}","data":${consumerOffsetsJsonText(v.data)}`;
+  return v.unknownTaggedFields && v.unknownTaggedFields.length > 0 ? `${base},"unknownTaggedFields":${consumerOffsetsJsonText(v.unknownTaggedFields)}}` : `${base}}`;
 }
 
 // ---------------------------------------------------------------------------------------------

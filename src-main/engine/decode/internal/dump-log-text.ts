@@ -11,9 +11,8 @@
  * (`LeaderChange: {…}`). Pure: no I/O.
  */
 import { DecodeError } from '../decode-error.ts';
-import { toJsonText } from '../json-text.ts';
 import { clusterMetadataJsonText, decodeClusterMetadataRecord, decodeKRaftControlRecord, isKRaftControlType, kraftControlJsonText } from './cluster-metadata.ts';
-import { decodeConsumerOffsetsRecord } from './consumer-offsets.ts';
+import { consumerOffsetsJsonText, consumerOffsetsValueText, decodeConsumerOffsetsRecord } from './consumer-offsets.ts';
 import { decodeTransactionLogKey, decodeTransactionLogValue, transactionLogKeyText, transactionLogValueText } from './transaction-log.ts';
 
 /** The decoders of Kafka's internal topics, named as `klx dump --decode` names them. */
@@ -76,8 +75,8 @@ export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Arr
     case 'offsets': {
       try {
         const rec = decodeConsumerOffsetsRecord(key, value);
-        const keyText = `{"type":"${rec.key.type}","data":${toJsonText(rec.key.data)}}`;
-        const payload = rec.value === null ? '<DELETE>' : `{"version":"${rec.value.version}","data":${toJsonText(rec.value.data)}}`;
+        const keyText = `{"type":"${rec.key.type}","data":${consumerOffsetsJsonText(rec.key.data)}}`;
+        const payload = consumerOffsetsValueText(rec.value);
         return { key: keyText, payload, error: null };
       } catch (err) {
         return { key: null, payload: null, error: sideError('key', err) };

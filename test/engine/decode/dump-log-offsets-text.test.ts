@@ -1,0 +1,42 @@
+/**
+ * `__consumer_offsets` records as `kafka-dump-log.sh --offsets-decoder` prints them (Kafka 4's
+ * DumpLogSegments.OffsetsMessageParser: the generated *JsonConverter of each record type, field names
+ * camelCase as JsonConverterGenerator writes them: FieldSpec.camelCaseName, the first letter
+ * lower-cased), on hand-built bytes; the expected texts are written from the schemas in
+ * group-coordinator/src/main/resources/common/message/*.json, not from the decoder.
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeInternalRecordText } from '../../../src-main/engine/decode/internal/dump-log-text.ts';
+import { bytes } from '../../support/kafka-bytes.ts';
+
+const topicId = Uint8Array.from([0xab, 0xcd, 0xef, 0x12, 0x34, 0x56, 0x78, 0x90, 0xab, 0xcd, 0xef, 0x12, 0x34, 0x56, 0x78, 0x90]);
+
+describe('dump-log text of __consumer_offsets records', () => {
+  it('ConsumerGroupCurrentMemberAssignment (type 8): camelCase names, Uuid as Uuid.toString (base64url)', () => {
+    const key = bytes().i16(8).str('cg').str('m1').done();
+    const value = bytes().i16(0).i32(5).i32(4).i8(0).carr(1).uuid(topicId).cints([0, 3]).t0().carr(0).t0().done();
+    expect(decodeInternalRecordText('offsets', key, value)).toEqual({
+      key: '{"type":"8","data":{"groupId":"cg","memberId":"m1"}}',
+      payload: '{"version":"0","data":{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":[{"topicId":"q83vEjRWeJCrze8SNFZ4kA","partitions":[0,3]}],"partitionsPendingRevocation":[]}}',
+      error: null,
+    });
+  });
+
+  it('ConsumerGroupMetadata (type 3): MetadataHash (tag 0, Kafka 4.1+) printed when not its default 0', () => {
+    const key = bytes().i16(3).str('cg').done();
+    const withHash = bytes().i16(0).i32(7).tags([0, bytes().i64(-5n).done()]).done();
+    expect(decodeInternalRecordText('offsets', key, withHash).payload).toBe('{"version":"0","data":{"epoch":7,"metadataHash":-5}}');
+    expect(decodeInternalRecordText('offsets', key, bytes().i16(0).i32(7).t0().done()).payload).toBe('{"version":"0","data":{"epoch":7}}');
+  });
+
+  it('strings with control characters escaped as Jackson does (upper-case hex); a tombstone is <DELETE>', () => {
+    const key = bytes().i16(1).str('g\u001f"x').str('t').i32(2).done();
+    expect(decodeInternalRecordText('offsets', key, null)).toEqual({ key: '{"type":"1","data":{"group":"g\\u001F\\"x","topic":"t","partition":2}}', payload: '<DELETE>', error: null });
+  });
+
+  it('a tagged field this decoder does not know is kept after data as unknownTaggedFields (Kafka prints only what its schema knows)', () => {
+    const key = bytes().i16(3).str('cg').done();
+    const v = bytes().i16(0).i32(7).tags([9, Uint8Array.from([1, 2])]).done();
+    expect(decodeInternalRecordText('offsets', key, v).payload).toBe('{"version":"0","data":{"epoch":7},"unknownTaggedFields":[{"tag":9,"data":"AQI="}]}');
+  });
+});
