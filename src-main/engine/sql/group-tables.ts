@@ -3,7 +3,7 @@
  *
  * - `consumer_offsets`: every record of every `__consumer_offsets` partition, decoded (record type,
  *   group, member, committed topic/partition/offset, timestamps, the whole key and value data as JSON text
- *   (as Kafka's JSON converters print it: camelCase names, see consumerOffsetsJsonText),
+ *   (as Kafka's JSON converters print it, JsonConverterGenerator: camelCase names; see consumerOffsetsJsonText),
  *   or why it does not decode), streamed;
  * - `group_metadata`: one row per group as the coordinator loads it (type, protocol type, state,
  *   generation / epoch, members, topics, total lag);
