@@ -125,8 +125,8 @@ export interface Format {
    * Optional, beside {@link detectKey}: a reader specialised for the bytes whose detect key is `key`
    * (Confluent framing: the schema that id names, looked up and compiled once, not per record), or
    * null when there is none (e.g. an unknown id: the generic {@link decode} then says why). The
-   * reader returns and throws what {@link decode} would for those bytes in a context of the same
-   * topic side and schemas. It is valid while the schema sources do not change (a decoder keeps it
+   * reader's `read` and `meta` answer, and it throws, what {@link decode} would for those bytes in a
+   * context of the same topic side and schemas. It is valid while the schema sources do not change (a decoder keeps it
    * per topic side with `SchemaRegistry.generation`).
    */
   prepare?(key: number, ctx: DecodeContext): PreparedReader | null;
@@ -139,15 +139,48 @@ export interface Format {
 }
 
 /**
- * What {@link Format.prepare} returns: decodes one key or value of the detect key it was made for.
- * @throws DecodeError / FormatError as {@link Format.decode} does.
+ * What a {@link Decoded} says beside its JSON: {@link FormatOutput} without `json`. A prepared reader
+ * shares one for every record it reads (its schema id, subject and version), so a decoded record
+ * costs one object, not two.
  */
-export type PreparedReader = (bytes: Uint8Array) => FormatOutput;
+export type FormatMeta = Omit<FormatOutput, 'json'>;
+
+/**
+ * A JSON value with the problem a prepared reader found after decoding it (e.g. bytes left after an
+ * Avro datum, a JSON Schema that does not validate): what {@link PreparedReader.read} returns then,
+ * instead of the bare JSON.
+ */
+export class NotedOutput {
+  constructor(readonly out: FormatOutput) {}
+}
+
+/**
+ * What {@link Format.prepare} returns: reads one key or value of the detect key it was made for.
+ * `read` returns the decoded JSON (or a {@link NotedOutput} when it found a problem after it), whose
+ * schema id/subject/version are `meta`'s; it throws DecodeError / FormatError as {@link Format.decode}
+ * does. Together they answer what `decode` would.
+ */
+export interface PreparedReader {
+  readonly meta: FormatMeta;
+  read(bytes: Uint8Array): unknown;
+}
+
+/** What a failed decode says: the reason, its kind, the byte position, and the schema id the bytes named. */
+interface Failure {
+  error: string;
+  errorCode: DecodeErrorCode;
+  errorPosition?: number;
+  schemaId?: number;
+}
 
 /**
  * A decoded key or value: the format that read it, the JSON, texts computed on first use, the
  * schema used, and either nothing wrong or an error (then `json` is undefined unless the format
  * decoded a value and found a problem after it).
+ *
+ * Kept small (five fields: the hot paths make one per record): what is said beside the JSON lives in
+ * `meta`, the format's {@link FormatMeta} (shared by every record a prepared reader reads) or, when
+ * nothing was decoded, the {@link Failure}.
  */
 export class Decoded {
   private jsonTextCache: string | undefined;
@@ -156,49 +189,61 @@ export class Decoded {
     readonly format: string,
     /** Why this format: auto's explanation, or `"chosen for <topic> <side>"`. */
     readonly reason: string,
-    readonly out: FormatOutput | null,
-    /** What went wrong, e.g. `"unknown schema id 12"`, `"too large"`; undefined when it decoded. */
-    readonly error?: string,
-    readonly errorCode?: DecodeErrorCode,
-    /** Byte position inside the key/value where the error was found. */
-    readonly errorPosition?: number,
-    /** The schema id named by the bytes when decoding failed after reading it. */
-    private readonly failedSchemaId?: number,
+    /** The decoded value (see {@link FormatOutput.json}); undefined when nothing was decoded. */
+    readonly json: unknown,
+    /** What the format said beside the JSON (decoded), or why nothing was decoded (failed). */
+    private readonly meta: FormatMeta | Failure,
+    /** Whether a value was decoded (possibly with a problem noted in `error`). */
+    readonly ok: boolean,
   ) {}
 
-  /** The decoded value (see {@link FormatOutput.json}); undefined when nothing was decoded. */
-  get json(): unknown {
-    return this.out?.json;
+  /** A decoded value: the format's output. */
+  static of(format: string, reason: string, out: FormatOutput): Decoded {
+    return new Decoded(format, reason, out.json, out, true);
+  }
+
+  /** Nothing decoded: why (`"unknown schema id 12"`, `"too large"`), its kind, where, and the schema id the bytes named. */
+  static failed(format: string, reason: string, error: string, errorCode: DecodeErrorCode, errorPosition?: number, schemaId?: number): Decoded {
+    return new Decoded(format, reason, undefined, { error, errorCode, errorPosition, schemaId }, false);
+  }
+
+  /** What went wrong, e.g. `"unknown schema id 12"`, `"too large"`; undefined when it decoded. */
+  get error(): string | undefined {
+    return this.meta.error;
+  }
+
+  get errorCode(): DecodeErrorCode | undefined {
+    return this.meta.errorCode;
+  }
+
+  /** Byte position inside the key/value where the error was found (failures only). */
+  get errorPosition(): number | undefined {
+    return this.ok ? undefined : (this.meta as Failure).errorPosition;
   }
 
   /** The Confluent schema id (also when decoding with it failed, e.g. `unknown schema id 12`). */
   get schemaId(): number | undefined {
-    return this.out?.schemaId ?? this.failedSchemaId;
+    return this.meta.schemaId;
   }
 
   get subject(): string | undefined {
-    return this.out?.subject;
+    return this.ok ? (this.meta as FormatMeta).subject : undefined;
   }
 
   get version(): number | undefined {
-    return this.out?.version;
-  }
-
-  /** Whether a value was decoded (possibly with a problem noted in `error`). */
-  get ok(): boolean {
-    return this.out !== null;
+    return this.ok ? (this.meta as FormatMeta).version : undefined;
   }
 
   /** Compact JSON text with int64 exact and bytes as base64; null when nothing was decoded. */
   get jsonText(): string | null {
-    if (this.out === null) return null;
-    return (this.jsonTextCache ??= toJsonText(this.out.json));
+    if (!this.ok) return null;
+    return (this.jsonTextCache ??= toJsonText(this.json));
   }
 
   /** One-line display text: the string itself for text formats, else the compact JSON text. */
   get text(): string | null {
-    if (this.out === null) return null;
-    return this.out.display ?? this.jsonText;
+    if (!this.ok) return null;
+    return (this.meta as FormatMeta).display ?? this.jsonText;
   }
 }
 
@@ -235,18 +280,19 @@ export class FormatRegistry {
   }
 }
 
-function failure(format: string, reason: string, e: unknown): Decoded {
-  if (e instanceof FormatError) return new Decoded(format, reason, null, e.reason, e.code, e.position, e.schemaId);
-  if (e instanceof DecodeError) return new Decoded(format, reason, null, e.reason, /past the end|needs \d+ bytes/.test(e.reason) ? 'truncated' : 'invalid', e.position);
-  return new Decoded(format, reason, null, e instanceof Error ? e.message : String(e), 'invalid');
+/** The {@link Decoded} of a format that threw `e` (a FormatError's kind and position, a DecodeError's position). */
+export function decodeFailure(format: string, reason: string, e: unknown): Decoded {
+  if (e instanceof FormatError) return Decoded.failed(format, reason, e.reason, e.code, e.position, e.schemaId);
+  if (e instanceof DecodeError) return Decoded.failed(format, reason, e.reason, /past the end|needs \d+ bytes/.test(e.reason) ? 'truncated' : 'invalid', e.position);
+  return Decoded.failed(format, reason, e instanceof Error ? e.message : String(e), 'invalid');
 }
 
 function run(format: Format, bytes: Uint8Array | null, ctx: DecodeContext, reason: string): Decoded {
   try {
     const out = bytes === null ? (format.decodeNull?.(ctx) ?? { json: null }) : format.decode(bytes, ctx);
-    return new Decoded(format.name, reason, out, out.error, out.errorCode);
+    return Decoded.of(format.name, reason, out);
   } catch (e) {
-    return failure(format.name, reason, e);
+    return decodeFailure(format.name, reason, e);
   }
 }
 
@@ -275,7 +321,7 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
       const d = f.detect(new Uint8Array(0), ctx);
       if (d && d.confidence >= 1) return run(f, null, ctx, `${f.title}: ${d.reason}`);
     }
-    return new Decoded('null', 'null: no bytes (a tombstone when it is the value)', { json: null });
+    return Decoded.of('null', 'null: no bytes (a tombstone when it is the value)', { json: null });
   }
   if (bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge('bytes', 'auto: not inspected', bytes, ctx);
   // Candidates from the most to the least confident, ties in registration order (an insertion
@@ -309,7 +355,7 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
     first ??= r;
     rejected.push(`${f.name}: ${r.error}`);
   }
-  return first ?? new Decoded('bytes', 'no format recognised these bytes', { json: bytes });
+  return first ?? Decoded.of('bytes', 'no format recognised these bytes', { json: bytes });
 }
 
 /** `<title>: <reason>` of a detection, made once per detection object (formats return constants where they can). */
@@ -331,12 +377,13 @@ export function chosenReason(format: Format, ctx: DecodeContext): string {
  * Decodes with a reader {@link Format.prepare} made (the caller checked the cap and the detect key);
  * failures become the result's error, as in {@link decodeWith}.
  */
-export function decodePrepared(format: string, read: PreparedReader, bytes: Uint8Array, reason: string): Decoded {
+export function decodePrepared(format: string, reader: PreparedReader, bytes: Uint8Array, reason: string): Decoded {
   try {
-    const out = read(bytes);
-    return new Decoded(format, reason, out, out.error, out.errorCode);
+    const json = reader.read(bytes);
+    if (json instanceof NotedOutput) return Decoded.of(format, reason, json.out);
+    return new Decoded(format, reason, json, reader.meta, true);
   } catch (e) {
-    return failure(format, reason, e);
+    return decodeFailure(format, reason, e);
   }
 }
 
@@ -348,7 +395,7 @@ export function decodeWith(format: Format, bytes: Uint8Array | null, ctx: Decode
 
 function tooLarge(format: string, reason: string, bytes: Uint8Array, ctx: DecodeContext): Decoded {
   const cap = ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES;
-  return new Decoded(format, `${reason}; ${bytes.byteLength} bytes exceed the ${cap}-byte decode cap`, null, 'too large', 'too-large', cap);
+  return Decoded.failed(format, `${reason}; ${bytes.byteLength} bytes exceed the ${cap}-byte decode cap`, 'too large', 'too-large', cap);
 }
 
 /**

@@ -119,3 +119,32 @@ describe('a reader kept for a schema id follows schema changes (python3-avro bod
     }
   }, 60_000);
 });
+
+describe('the reader kept for a schema id answers what the generic decode does (python3-avro bodies, _schemas by klx append)', () => {
+  it('good bodies with int64 ±2^63−1/−2^63, a truncated body, bytes left after the datum: same JSON, errors, positions, schema id', async () => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const { decodeBytes } = await import('../../../src-main/engine/decode/format.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const registry = schemasOf(openPath(fx.logDir)).registry;
+      const dec = new RecordDecoder({ schemas: registry, choices: { orders: { value: 'confluent' } } });
+      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
+      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const longer = new Uint8Array([...values[2]!, 7, 7]);
+      const inputs = [values[0]!, values[1]!, values[2]!, values[3]!, longer, values[0]!];
+      const seen = (d: ReturnType<RecordDecoder['decode']>) => [d.format, d.ok, d.jsonText, d.error, d.errorCode, d.errorPosition, d.schemaId, d.subject, d.version];
+      const got = inputs.map((v) => dec.decode('orders', 'value', v));
+      const generic = inputs.map((v) => decodeBytes(dec.formats, v, { topic: 'orders', side: 'value', schemas: registry }, 'confluent'));
+      expect(got.map(seen)).toEqual(generic.map(seen));
+      expect(got.map((d) => d.jsonText)).toEqual([fx.expected.orders[0], fx.expected.orders[1], fx.expected.orders[2], null, fx.expected.orders[2], fx.expected.orders[0]]);
+      const len = values[3]!.byteLength;
+      expect(seen(got[3]!)).toEqual(['confluent', false, null, `Avro: read past the end of the ${len - 5}-byte datum (bytes 5–${len - 1})`, 'truncated', len, 7, undefined, undefined]);
+      const end = values[2]!.byteLength;
+      expect(seen(got[4]!)).toEqual(['confluent', true, fx.expected.orders[2], `Avro: 2 bytes left after the datum (it ends at byte ${end} of ${end + 2})`, 'invalid', undefined, 7, 'orders-value', 1]);
+      expect(fx.expected.orders[0]).toContain('"big":9223372036854775807');
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});

@@ -108,6 +108,84 @@ export interface AvroRead {
 }
 const READ: AvroRead = { value: undefined, end: 0, leftover: undefined };
 
+/** avsc's cursor over a Buffer (`lib/utils.js` `Tap`): where a type's `_read` reads from. */
+interface AvscTap {
+  buf: Buffer;
+  pos: number;
+}
+type TapReadable = avro.Type & { _read?: (tap: AvscTap) => unknown };
+const AvscTapClass = (() => {
+  try {
+    return (createRequire(import.meta.url)('avsc/lib/utils') as { Tap?: new (buf: Buffer, pos: number) => AvscTap }).Tap ?? null;
+  } catch {
+    return null;
+  }
+})();
+const NO_BYTES = Buffer.alloc(0);
+
+/**
+ * Reads datums of one compiled type with one avsc `Tap` kept for every datum. avsc's public
+ * `type.decode(buf, pos)` makes a Tap and a `{ value, offset }` per datum; called from a layer
+ * whose call sites see several formats, V8 does not inline it and both become real allocations.
+ * This reads the same bytes with the same generated reader (`type._read(tap)`, what `decode`
+ * calls) and keeps where it stopped in {@link end}; where avsc lacks that API (another avsc
+ * version) it falls back to `decode`. Not reentrant: one datum at a time (decoding is synchronous).
+ */
+export class AvroDatumReader {
+  /** Where the last datum ended inside its buffer; above `buf.length`: it read past the end. */
+  end = 0;
+  private readonly tap: AvscTap | null;
+  constructor(private readonly type: avro.Type) {
+    this.tap = AvscTapClass && typeof (type as TapReadable)._read === 'function' ? new AvscTapClass(NO_BYTES, 0) : null;
+  }
+
+  /**
+   * The datum at `buf[start..]` (whatever avsc's reader throws goes through, as with `decode`).
+   * Check {@link end} against `buf.length` after it.
+   */
+  read(buf: Buffer, start: number): unknown {
+    const tap = this.tap;
+    if (tap === null) {
+      const r = this.type.decode(buf, start);
+      this.end = r.offset < 0 ? buf.length + 1 : r.offset;
+      return r.value;
+    }
+    tap.buf = buf;
+    tap.pos = start;
+    const v = (this.type as TapReadable)._read!(tap);
+    this.end = tap.pos;
+    tap.buf = NO_BYTES; // not keeping the caller's buffer (a view of a whole segment chunk) alive
+    return v;
+  }
+}
+
+/** `b` as a Buffer (avsc reads Buffers), sharing its memory. */
+export function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * What avsc's `types.fast.decode(buf, start)` failed with, handled: a long beyond ±2^53 (avsc's
+ * "potential precision loss") is read again with the exact long type; anything else is the datum's fault.
+ * @returns avsc's `{ value, offset }` of the exact read
+ * @throws FormatError `invalid` with avsc's message
+ */
+export function avroDecodeFailed(types: AvroTypes, buf: Buffer, start: number, err: unknown): { value: unknown; offset: number } {
+  if (!(err instanceof Error && /precision loss/.test(err.message))) throw new FormatError('invalid', start, `Avro: ${err instanceof Error ? err.message : String(err)}`);
+  return types.exact.decode(buf, start);
+}
+
+/**
+ * What an Avro read of `b[start..]` that did not end exactly at the end of `b` means (avsc's
+ * `offset`: negative, or beyond the end for an {@link AvroDatumReader}, when it read past the end).
+ * @returns the note on bytes left after the datum
+ * @throws FormatError `truncated` when the datum needs more bytes than there are.
+ */
+export function avroDatumEnd(b: Uint8Array, start: number, offset: number): string {
+  if (offset < 0 || offset > b.byteLength) throw new FormatError('truncated', b.byteLength, `Avro: read past the end of the ${b.byteLength - start}-byte datum (bytes ${start}–${b.byteLength - 1})`);
+  return `Avro: ${b.byteLength - offset} bytes left after the datum (it ends at byte ${offset} of ${b.byteLength})`;
+}
+
 /**
  * Reads one Avro datum from `b[start..]`. The result is one object reused by every call (no
  * allocation per datum beyond avsc's own): read its fields before the next call.
@@ -115,18 +193,16 @@ const READ: AvroRead = { value: undefined, end: 0, leftover: undefined };
  * @throws FormatError `truncated` when the datum needs more bytes than there are.
  */
 export function readAvroDatum(types: AvroTypes, b: Uint8Array, start: number): AvroRead {
-  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const buf = asBuffer(b);
   let r: { value: unknown; offset: number };
   try {
     r = types.fast.decode(buf, start);
   } catch (err) {
-    if (!(err instanceof Error && /precision loss/.test(err.message))) throw new FormatError('invalid', start, `Avro: ${err instanceof Error ? err.message : String(err)}`);
-    r = types.exact.decode(buf, start);
+    r = avroDecodeFailed(types, buf, start, err);
   }
-  if (r.offset < 0) throw new FormatError('truncated', b.byteLength, `Avro: read past the end of the ${b.byteLength - start}-byte datum (bytes ${start}–${b.byteLength - 1})`);
   READ.value = r.value;
   READ.end = r.offset;
-  READ.leftover = r.offset < b.byteLength ? `Avro: ${b.byteLength - r.offset} bytes left after the datum (it ends at byte ${r.offset} of ${b.byteLength})` : undefined;
+  READ.leftover = r.offset === b.byteLength ? undefined : avroDatumEnd(b, start, r.offset);
   return READ;
 }
 

@@ -8,9 +8,9 @@
  */
 import Ajv from 'ajv';
 import { DecodeError } from '../decode-error.ts';
-import { FormatError, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
+import { FormatError, NotedOutput, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
 import type { SchemaEntry } from '../schemas/schema-registry.ts';
-import { avroTypesOf, describe, readAvroDatum } from './avro.ts';
+import { asBuffer, AvroDatumReader, avroDatumEnd, avroDecodeFailed, avroTypesOf, describe } from './avro.ts';
 import { parseJsonBytes } from './json.ts';
 import { messageTypeAt, protoFileOf, readProtoMessage } from './protobuf.ts';
 
@@ -74,19 +74,11 @@ export const confluentFormat: Format = {
   prepare(id, ctx) {
     const e = schemaOf(id, ctx);
     if (!e) return null;
-    let read: PreparedReader;
     try {
-      read = bodyReader(e, id, ctx);
+      return bodyReader(e, id, ctx);
     } catch {
       return null; // the schema does not compile: the generic decode says so per record
     }
-    return (b) => {
-      try {
-        return read(b);
-      } catch (err) {
-        throw withSchemaId(err, id);
-      }
-    };
   },
   decode(b, ctx): FormatOutput {
     const id = confluentSchemaId(b);
@@ -97,7 +89,9 @@ export const confluentFormat: Format = {
         const none = !ctx.schemas || ctx.schemas.all().length === 0;
         throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schemas: no _schemas topic in the opened folders and no schema files given)' : ''}`);
       }
-      return bodyReader(e, id, ctx)(b);
+      const reader = bodyReader(e, id, ctx);
+      const json = reader.read(b);
+      return json instanceof NotedOutput ? json.out : { json, ...reader.meta };
     } catch (err) {
       throw withSchemaId(err, id);
     }
@@ -118,31 +112,76 @@ function withSchemaId(err: unknown, id: number): unknown {
 
 /**
  * Reads the body after the 5-byte framing with schema `e` (compiled here, once per call: a caller
- * that decodes many records keeps the reader, see `prepare`).
+ * that decodes many records keeps the reader, see `prepare`). Its failures carry the schema id.
  * @throws FormatError `schema` when the schema does not compile.
  */
 function bodyReader(e: SchemaEntry, id: number, ctx: DecodeContext): PreparedReader {
   const { subject, version } = e;
+  const meta = { schemaId: id, subject, version };
+  const fail = (err: unknown): never => {
+    throw withSchemaId(err, id);
+  };
   if (e.schemaType === 'AVRO') {
+    // avsc called right here (not through readAvroDatum), with one Tap for every datum: the fewer
+    // calls and allocations between a caller's loop and avsc's generated reader, the better.
     const types = avroTypesOf(e, ctx.schemas);
-    return (b) => {
-      const r = readAvroDatum(types, b, 5);
-      if (r.leftover) return { json: r.value, schemaId: id, subject, version, error: r.leftover, errorCode: 'invalid' };
-      return { json: r.value, schemaId: id, subject, version };
+    const datum = new AvroDatumReader(types.fast);
+    return {
+      meta,
+      read(b) {
+        const buf = Buffer.isBuffer(b) ? b : asBuffer(b);
+        let value: unknown;
+        let end: number;
+        try {
+          value = datum.read(buf, 5);
+          end = datum.end;
+        } catch (err) {
+          try {
+            const r = avroDecodeFailed(types, buf, 5, err);
+            value = r.value;
+            end = r.offset;
+          } catch (err2) {
+            return fail(err2);
+          }
+        }
+        if (end === buf.length) return value;
+        let leftover: string;
+        try {
+          leftover = avroDatumEnd(b, 5, end);
+        } catch (err) {
+          return fail(err);
+        }
+        return new NotedOutput({ json: value, ...meta, error: leftover, errorCode: 'invalid' });
+      },
     };
   }
   if (e.schemaType === 'PROTOBUF') {
     const file = protoFileOf(e, ctx.schemas);
-    return (b) => {
-      const { type, at } = messageTypeAt(file, e, b, 5);
-      return { json: readProtoMessage(type, b, at), schemaId: id, subject, version };
+    return {
+      meta,
+      read(b) {
+        try {
+          const { type, at } = messageTypeAt(file, e, b, 5);
+          return readProtoMessage(type, b, at);
+        } catch (err) {
+          return fail(err);
+        }
+      },
     };
   }
   const v = validatorOf(e, ctx);
-  return (b) => {
-    const json = parseJsonBytes(b.subarray(5));
-    if (typeof v === 'string' || v(json)) return { json, schemaId: id, subject, version };
-    const first = v.errors?.[0];
-    return { json, schemaId: id, subject, version, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' };
+  return {
+    meta,
+    read(b) {
+      let json;
+      try {
+        json = parseJsonBytes(b.subarray(5));
+      } catch (err) {
+        return fail(err);
+      }
+      if (typeof v === 'string' || v(json)) return json;
+      const first = v.errors?.[0];
+      return new NotedOutput({ json, ...meta, error: `JSON Schema: ${first?.instancePath || '/'} ${first?.message ?? 'does not validate'}`, errorCode: 'invalid' });
+    },
   };
 }
