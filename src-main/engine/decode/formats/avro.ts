@@ -11,6 +11,9 @@
 import { createRequire } from 'node:module';
 import { inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
+// avsc's own cursor class (its public API has none); typed where used, see AvroDatumReader.
+// @ts-expect-error avsc ships no types for lib/utils.js
+import avscUtils from 'avsc/lib/utils.js';
 import { FormatError, type Format, type FormatOutput } from '../format.ts';
 import type { SchemaEntry, SchemaLookup } from '../schemas/schema-registry.ts';
 
@@ -114,13 +117,7 @@ interface AvscTap {
   pos: number;
 }
 type TapReadable = avro.Type & { _read?: (tap: AvscTap) => unknown };
-const AvscTapClass = (() => {
-  try {
-    return (createRequire(import.meta.url)('avsc/lib/utils') as { Tap?: new (buf: Buffer, pos: number) => AvscTap }).Tap ?? null;
-  } catch {
-    return null;
-  }
-})();
+const AvscTapClass = (avscUtils as { Tap?: new (buf: Buffer, pos: number) => AvscTap }).Tap ?? null;
 const NO_BYTES = Buffer.alloc(0);
 
 /**
