@@ -175,7 +175,7 @@ export const logDirSummary = z.object({
   cleanShutdown: z.boolean(),
   /** Unreadable checkpoint or meta.properties files. */
   problems: z.array(openProblem),
-  /** Root entries a broker would not load, and why. */
+  /** Root entries klx does not open as partitions, and why (the reason says what a broker does with each: LogManager.loadLogs). */
   ignored: z.array(z.object({ name: z.string(), reason: z.string() })),
   partitions: z.array(partitionSummary),
 });
@@ -183,7 +183,7 @@ export const logDirSummary = z.object({
 // ---------------------------------------------------------------------------------------------
 // Segments and batches
 
-/** An index file of a segment: presence, size, entries, and its problems (from Kafka's sanity checks). */
+/** An index file of a segment: presence, size, entries, and its problems (from Kafka's sanity checks: OffsetIndex/TimeIndex/TransactionIndex.sanityCheck). */
 export const indexFileInfo = z.object({
   file: z.string(),
   exists: z.boolean(),

@@ -175,7 +175,7 @@ function registerDump(program: Command): void {
     .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
     .option(
       '--decode <decoder>',
-      "decode records as kafka-dump-log's internal-topic decoders do (implies --deep): auto (by the partition folder's topic), none, offsets (__consumer_offsets), transactions (__transaction_state), metadata (__cluster_metadata and KRaft snapshots)",
+      "decode records as kafka-dump-log's internal-topic decoders do (DumpLogSegments --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder; implies --deep): auto (by the partition folder's topic), none, offsets (__consumer_offsets), transactions (__transaction_state), metadata (__cluster_metadata and KRaft snapshots)",
       parseDecodeMode,
     )
     .action(async (paths: string[], opts: DumpOptions) => (await import('./commands/dump.ts')).runDump(paths, opts));
@@ -246,7 +246,8 @@ Tables (one set for every partition folder under PATH):
                value/value_text (UTF-8 text or NULL), value_size, value_truncated, headers,
                is_tombstone, is_control, control_type, is_transactional, aborted, producer_id,
                batch_base_offset, segment_base_offset, position, crc_valid (false: the
-               batch fails its CRC, as a consumer with check.crcs would refuse it), partition_id
+               batch fails its CRC, as a consumer with check.crcs would refuse it,
+               CompletedFetch.maybeEnsureValid), partition_id
   latest       the record with the highest offset of each key (tombstones included): what
                compaction keeps. No keyless, control, aborted or below-logStartOffset records.
   state        latest without tombstones: the current value of each key
@@ -254,7 +255,7 @@ Tables (one set for every partition folder under PATH):
   transactions      __transaction_state records decoded: transactional_id, producer_id, producer_epoch,
                     state, partitions (JSON), timestamps (ms and _utc), key_json/value_json, decode_error
   cluster_metadata  __cluster_metadata records: record_offset, type, version, data (JSON as
-                    kafka-dump-log --cluster-metadata-decoder prints it), payload, decode_error
+                    kafka-dump-log --cluster-metadata-decoder prints it, DumpLogSegments), payload, decode_error
   consumer_offsets  every __consumer_offsets record decoded (record type, group, member, committed
                     offset, key_json/value_json, decode_error)
   group_metadata, group_offsets (committed offset, log offsets, lag, record_lag, diagnosis,
@@ -322,7 +323,7 @@ function registerVerify(program: Command): void {
     )
     .argument('<dir>', 'log directory, partition folder, or a folder of log directories')
     .option('--json', 'print NDJSON: one {"type":"finding",...} object per finding, then one {"type":"summary",...}')
-    .option('--quick', "only the broker's startup sanity check: file names and index files, no .log is read")
+    .option('--quick', "only the checks that read no .log: file names and leftovers (as LogLoader sorts them at startup), Kafka's index sanity checks (OffsetIndex/TimeIndex/TransactionIndex.sanityCheck; at startup a broker runs only the .txnindex one, LogSegment.sanityCheck) and checkpoints")
     .option('--shallow', 'do not decompress and decode records (CRC, framing, offsets and indexes are still checked)')
     .addHelpText(
       'after',
@@ -347,7 +348,8 @@ What repair does, per partition (as a broker does at startup, Kafka's LogLoader)
     missing; the plan says which);
   - without .kafka_cleanshutdown: re-validates every segment from the one holding the recovery
     point (recovery-point-offset-checkpoint) on, batch by batch, and rebuilds its indexes trimmed,
-    exactly as a broker writes them; after a clean shutdown a broker recovers no segment;
+    exactly as a broker writes them (LogSegment.recover); after a clean shutdown a broker recovers no
+    segment (LogLoader.recoverLog);
   - creates an empty segment when none is left; drops leader epochs and producer snapshots that
     lie beyond the new log end.
 
@@ -383,7 +385,7 @@ bytes of a .log copied): klx undo DIR puts the previous bytes back until klx tra
 Every step is crash-safe: after an interruption, run repair again to finish. A klx retention or
 compact run that a crash interrupted is finished too: past its commit point its trash entry is
 committed (klx undo then works), before it the entry is removed (the run changed nothing). Stop the broker that
-owns DIR first (klx cannot see Kafka's .lock); klx holds <partition>/klx-writer.lock while it writes.`;
+owns DIR first (klx cannot see the lock a broker holds on the directory's .lock, LogManager.lockLogDirs); klx holds <partition>/klx-writer.lock while it writes.`;
 
 function registerRepair(program: Command): void {
   program

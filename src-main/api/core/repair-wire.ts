@@ -39,7 +39,8 @@ export function actionOrigin(plan: RecoveryPlan, a: RecoveryAction): 'broker' | 
     case 'delete-segment':
       return choiceCut(plan) ? 'choice' : 'broker';
     case 'rebuild-indexes':
-      // Rebuilt because of a cut that is the user's choice, or where a broker would not rebuild it.
+      // Rebuilt because of a cut that is the user's choice, or where a broker would not rebuild it (LogSegment.recover
+      // rebuilds the indexes only of the segments LogLoader.recoverLog or loadSegmentFiles recovers).
       if (plan.actions.some((t) => t.type === 'truncate-log' && t.baseOffset === a.baseOffset && !t.byBroker)) return 'choice';
       return a.byBroker ? 'broker' : 'choice';
     default:

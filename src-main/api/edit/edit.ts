@@ -6,8 +6,10 @@
  * work is in `edit-writer.ts`, over the engine's crash-safe `PartitionWriter`.
  *
  * After a change the partition's real folder is announced with a `log.changed` event, so every view
- * showing it reloads. There is no undo for an append (Kafka has none): records leave a log only by
- * retention from its start (`deleteBeforeOffset` in the Cleanup view).
+ * showing it reloads. There is no undo for an append: no Kafka request removes records from a log's
+ * end (only a follower cuts its own end to match its leader, UnifiedLog.truncateTo). Records leave a
+ * log from its start, by retention or DeleteRecords (UnifiedLog.deleteOldSegments,
+ * maybeIncrementLogStartOffset: `deleteBeforeOffset` in the Cleanup view), or by compaction.
  */
 import { appendPreviewed, previewAppend, previewRoll, rollPreviewed } from './edit-writer.ts';
 import { logCacheOf } from '../core/log-cache.ts';

@@ -1,7 +1,8 @@
 /**
  * The work behind the `groups.*` handlers, run in the groups worker thread (`groups-worker.ts`): the
  * consumer groups of a folder loaded from its `__consumer_offsets` partitions by the engine
- * (`engine/groups/`, as Kafka's group coordinator replays them), with lag, record lag, next offset,
+ * (`engine/groups/`, as Kafka's group coordinator replays them:
+ * GroupMetadataManager.replay, OffsetMetadataManager.replay), with lag, record lag, next offset,
  * diagnosis and expiry, and commit histories, answered in the wire shapes of the contract.
  *
  * The loaded groups of a folder are kept (memory grows with groups and committed partitions, not with

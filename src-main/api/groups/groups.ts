@@ -1,6 +1,7 @@
 /**
  * `groups.*` handlers: the consumer groups of an opened folder, loaded from its `__consumer_offsets`
- * partitions by the engine (`engine/groups/`: as Kafka's group coordinator replays them), with lag,
+ * partitions by the engine (`engine/groups/`: as Kafka's group coordinator replays them:
+ * GroupMetadataManager.replay, OffsetMetadataManager.replay), with lag,
  * record lag, next offset, diagnosis and expiry, and commit histories.
  *
  * - `groups.list` (job): every group with its state, members, topics and total lag; the

@@ -3,7 +3,7 @@
  *
  * A records page is what `readForward` / `readBackward` return (Kafka's fetch rules: offsets are
  * not contiguous, the next offset after a batch is its lastOffset + 1, control records are never
- * data; cases B01, B02, B11, B14) with the offsets in between made visible: every offset of the
+ * data, as CompletedFetch.nextFetchedRecord applies them; cases B01, B02, B11, B14) with the offsets in between made visible: every offset of the
  * page's range is either a record row or inside a hole row, whose cause comes from the holes module
  * (`scanHoles`) run over that range only. Control records and aborted data are rows of their own,
  * flagged (`control`, `aborted`), not holes.

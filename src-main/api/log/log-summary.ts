@@ -213,7 +213,7 @@ function iso(ms: number): string {
 
 /**
  * One row per segment (see `segmentRow` in log-types.ts). Index problems come from Kafka's sanity
- * checks and the shape checks of the verifier (missing, untrimmed, stale entries); an index file
+ * checks (OffsetIndex/TimeIndex/TransactionIndex.sanityCheck) and the shape checks of the verifier (missing, untrimmed, stale entries); an index file
  * that cannot be read at all is reported as an error on that file.
  */
 export function segmentRowsOf(log: PartitionLog): SegmentRow[] {

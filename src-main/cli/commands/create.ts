@@ -1,7 +1,7 @@
 /**
  * `klx create DIR [--config k=v ...] [--dry-run] [--json]`: creates an empty partition folder
  * `DIR = <logdir>/<topic>-<partition>` the way a broker does for a new partition it leads with epoch 0
- * (engine: `createPartition` in `engine/log/partition-writer.ts`). `--config` values are validated
+ * (LogManager.getOrCreateLog, Partition.makeLeader; engine: `createPartition` in `engine/log/partition-writer.ts`). `--config` values are validated
  * with Kafka's rules and saved in the folder's `klx-topic.properties` sidecar.
  */
 import { basename, dirname } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * `klx dump PATH... [--deep] [--json] [--max-bytes N] [--decode auto|none|offsets|transactions|metadata]`:
  * prints the batches of `.log` files and KRaft snapshots (and the entries of `.index` / `.timeindex`
- * files), like Kafka's `kafka-dump-log.sh` but with NDJSON output whose fields match
+ * files), like Kafka's `kafka-dump-log.sh` (DumpLogSegments) but with NDJSON output whose fields match
  * `shared/kafka-real-data/<case>/EXPECTED.jsonl`.
  *
  * PATH may be a `.log`, `.index` or `.timeindex` file, a KRaft snapshot (`<endOffset>-<epoch>.checkpoint`

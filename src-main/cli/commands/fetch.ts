@@ -274,7 +274,7 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
       // One fetch: the byte budget bounds the whole answer, as for a consumer.
       last = await fetch(log, { offset, maxRecords: opts.max, maxBytes: opts.maxBytes, ...common });
       await emit(last);
-      // A consumer's next poll fails at the corrupt batch that ended this answer.
+      // A consumer's next poll fails at the corrupt batch that ended this answer (CompletedFetch.maybeEnsureValid).
       if (last.stoppedAtCorrupt) throw last.stoppedAtCorrupt;
     } else {
       // Pages of at most DEFAULT_MAX_RECORDS records, so memory stays bounded for any --max.

@@ -1,6 +1,6 @@
 /**
  * `klx holes DIR [--partition TOPIC-N] [--json]`: every offset range of a partition that holds no
- * record a consumer would receive, with its cause (engine `scanHoles`: compaction between or inside
+ * record a consumer would receive (CompletedFetch.nextFetchedRecord), with its cause (engine `scanHoles`: compaction between or inside
  * batches, control records, aborted transactions, below the log start offset, missing segments,
  * empty batches, damaged regions and tails), then totals.
  *

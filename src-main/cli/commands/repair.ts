@@ -6,7 +6,8 @@
  * The files it deletes, replaces or cuts are kept in the trash first (`engine/cleaner/repair-trash.ts`,
  * in `--trash-dir`): `klx undo DIR` puts the bytes back. An unparsable log-directory offset checkpoint
  * is rewritten from the partitions (`engine/log/checkpoint-repair.ts`; the user's choice: a broker
- * takes the directory offline instead), the old file kept in the trash.
+ * takes the directory offline instead when the file is malformed,
+ * CheckpointFileWithFailureHandler.read; checkpoint-repair.ts says what it does with a number that does not parse), the old file kept in the trash.
  *
  * Then finishes the trash entries of `klx retention` / `klx compact` runs that a crash interrupted
  * (`engine/cleaner/interrupted-runs.ts`, in `--trash-dir`), so that `klx undo` works after it.
@@ -51,7 +52,7 @@ export async function runRepair(dir: string, opts: RepairCliOptions): Promise<vo
     else await out.line(`${rel(f.partitionDir)}: interrupted repair (trash entry ${f.id}): ${opts.dryRun ? '(dry run) ' : ''}${f.reason}`);
   }
   for (const logDir of opened.logDirs) {
-    // Log-directory checkpoints a broker cannot parse: rewritten (your choice), the old file to the trash.
+    // Log-directory checkpoints a broker cannot parse (CheckpointFile.read): rewritten (your choice), the old file to the trash.
     const rewritable = logDir.checkpoints.problems.some((p) => (REWRITABLE_CHECKPOINTS as readonly string[]).includes(basename(p.file)));
     const rewrites = rewritable ? planCheckpointRewrites(logDir.partitions.length === 1 && opened.root !== logDir.path ? openLogDirectory(logDir.path) : logDir) : [];
     for (const r of rewrites) {

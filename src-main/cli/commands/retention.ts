@@ -1,7 +1,7 @@
 /**
  * `klx retention DIR [--retention-ms N] [--retention-bytes N] [--delete-before-offset N] [--now MS]
  * [--dry-run] [--json] [--config K=V...] [--trash-dir DIR] [--explain [--explain-limit N]]`: deletes the segments a broker's
- * retention would delete (spec §12), in every partition under DIR (a partition folder, a log
+ * retention would delete (UnifiedLog.deleteOldSegments; spec §12), in every partition under DIR (a partition folder, a log
  * directory or a folder of log directories). `--dry-run` prints the plan and touches nothing; a run
  * keeps the deleted files in the trash (`klx undo DIR` puts them back).
  *

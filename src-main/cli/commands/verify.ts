@@ -52,7 +52,7 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
     stats.damagedBatches += report.stats.damagedBatches;
     stats.damagedRecords += report.stats.damagedRecords;
     stats.bytes += report.stats.bytes;
-    // Whether a broker would recover this partition at startup, as the quick check and the app's Verify say.
+    // Whether a broker would recover this partition at startup (LogLoader.recoverLog), as the quick check and the app's Verify say.
     const recovery = recoveryNeededFinding(log);
     await emitAll(recovery ? [...report.findings, recovery] : report.findings);
   }

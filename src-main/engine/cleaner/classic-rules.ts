@@ -5,7 +5,7 @@
  * `cleaner-rules.ts`):
  *
  * - a record without a key is **kept** (the textbook model has nothing to say about it; Kafka drops
- *   it and counts an invalid message);
+ *   it and counts an invalid message: Cleaner.shouldRetainRecord, CleanerStats.invalidMessage);
  * - a tombstone that is the latest for its key goes **in one pass** as soon as
  *   `now − its own timestamp > delete.retention.ms` — no delete horizon is written into the batch,
  *   so batches holding tombstones are not rebuilt just for that;
@@ -13,7 +13,8 @@
  *
  * Everything else is Kafka's: the latest offset per key wins, only the cleanable range is mapped,
  * the active segment is never cleaned, offsets are never renumbered, aborted data goes, batches are
- * copied or rebuilt with their baseOffset, lastOffsetDelta, producer fields and codec.
+ * copied or rebuilt with their baseOffset, lastOffsetDelta, producer fields and codec
+ * (LogCleanerManager.cleanableOffsets, Cleaner.buildOffsetMap, Cleaner.cleanInto).
  */
 import { KAFKA_RULES, type CleanerRules, type CleanerRulesName } from './cleaner-rules.ts';
 

@@ -18,7 +18,8 @@
  *   to firstUncleanableOffset;
  * - max.compaction.lag.ms: overdue by `now − lag − earliest first-batch timestamp` of the dirty
  *   non-active segments (timestamps ≤ 0 ignored); a broker cleans a log when it is overdue (and has
- *   cleanable bytes) or its ratio is above min.cleanable.dirty.ratio.
+ *   cleanable bytes) or its ratio is above min.cleanable.dirty.ratio (LogCleanerManager.grabFilthiestCompactedLog,
+ *   LogCleanerManager.maxCompactionDelay).
  */
 import type { PartitionLog } from '../log/partition-log.ts';
 import type { LogSegment } from '../segment/log-segment.ts';

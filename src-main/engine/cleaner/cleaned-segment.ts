@@ -51,7 +51,7 @@ export interface CleanedSegmentResult {
 /** A cleaned segment being appended to (see the module comment). */
 export class CleanedSegment {
   readonly baseOffset: bigint;
-  /** Aborted transactions to index (the cleaner's transaction state appends to it). */
+  /** Aborted transactions to index (the cleaner's transaction state appends to it, as Kafka's CleanedTransactionMetadata does). */
   readonly abortedTxns: AbortedTxn[] = [];
   private size = 0;
   private batches = 0;

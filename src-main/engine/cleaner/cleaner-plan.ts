@@ -105,7 +105,7 @@ export type RemovalReason =
   | 'retention'
   /** Compaction: a later offset for the same key exists in the offset map (§13.5). */
   | 'superseded'
-  /** Compaction: a record without a key (Kafka counts these as invalid messages, B07). */
+  /** Compaction: a record without a key (Kafka drops them and counts invalid messages: Cleaner.shouldRetainRecord, B07). */
   | 'keyless'
   /** Compaction: a tombstone whose delete horizon has passed (§13.6), or under the classic rules one older than delete.retention.ms. */
   | 'tombstone'
@@ -169,7 +169,7 @@ export interface CleanableInfo {
   maxCompactionDelayMs: number;
   /** max.compaction.lag.ms forces a clean now (ignoring the ratio). */
   mustCleanNow: boolean;
-  /** Whether a broker's cleaner would pick this log now (ratio above the minimum, or must clean now). */
+  /** Whether a broker's cleaner would pick this log now (ratio above the minimum, or must clean now: LogCleanerManager.grabFilthiestCompactedLog). */
   brokerWouldClean: boolean;
 }
 

@@ -28,7 +28,8 @@ export interface CleanerRules {
    * Whether a tombstone that is the latest for its key is kept.
    * @param horizon the batch's delete horizon (v2 attribute bit 6), or null.
    * @param timestamp the tombstone's own timestamp (ms).
-   * @param legacy a v0/v1 message; `retainLegacyDeletes` is Kafka's mtime-based answer for it.
+   * @param legacy a v0/v1 message; `retainLegacyDeletes` is Kafka's mtime-based answer for it
+   *   (Cleaner.cleanSegments: the segment's lastModified > legacyDeleteHorizonMs).
    */
   keepTombstone(horizon: bigint | null, timestamp: bigint, now: bigint, deleteRetentionMs: bigint, legacy: boolean, retainLegacyDeletes: boolean): boolean;
   /**

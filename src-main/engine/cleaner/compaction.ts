@@ -6,7 +6,8 @@
  * A round:
  * 1. load the producer state (active producers, open transactions → last stable offset) and the
  *    cleanable range `[firstDirtyOffset, firstUncleanableOffset)` (`cleanable-range.ts`); in
- *    "like the broker" mode also require the dirty ratio or max.compaction.lag.ms;
+ *    "like the broker" mode also require the dirty ratio or max.compaction.lag.ms
+ *    (LogCleanerManager.grabFilthiestCompactedLog);
  * 2. build the offset map over the dirty section (`map-builder.ts`); `endOffset = latestOffset + 1`
  *    (below firstUncleanableOffset when the map filled up: another round follows);
  * 3. group every segment with base offset < endOffset (the clean section too) into groups whose
@@ -14,7 +15,7 @@
  *    offsets within int32 of the group's base;
  * 4. clean each group into one `.cleaned` segment named after its first segment, reading each source
  *    segment one I/O chunk at a time (262 144 bytes of whole batches, grown for a larger batch as
- *    Kafka grows its buffers) and appending each chunk's survivors as one append (`compactor.ts`,
+ *    Kafka grows its buffers, Cleaner.growBuffersOrFail) and appending each chunk's survivors as one append (`compactor.ts`,
  *    `cleaned-segment.ts`); the transaction state runs across the whole round;
  * 5. replace the old segments through `.cleaned → .swap → final` in one commit for all groups
  *    (`segment-swap.ts`), after linking them into the trash; then write the cleaner-offset-checkpoint
@@ -66,7 +67,7 @@ import type { SymlinkPolicy } from '../files/symlinks.ts';
 import { DecisionLog, type ExplainOptions } from './decisions.ts';
 import { CleanedTransactionMetadata, collectAbortedTransactions } from './txn-metadata.ts';
 
-/** Kafka's cleaner read buffer: `log.cleaner.io.buffer.size` (524 288) / threads (1) / 2. */
+/** Kafka's cleaner read buffer: `log.cleaner.io.buffer.size` (524 288) / threads (1) / 2 (LogCleaner builds each Cleaner so). */
 export const DEFAULT_IO_BUFFER_SIZE = 262_144;
 /** Kafka's `message.max.bytes` default, the cleaner's largest buffer unless a batch is larger. */
 export const DEFAULT_MAX_IO_BUFFER_SIZE = 1_048_588;
@@ -79,7 +80,7 @@ export interface CompactionOptions {
   config?: Partial<TopicConfig>;
   /** 'kafka' (default) or 'classic' (see `cleaner-rules.ts`). */
   rules?: CleanerRulesName;
-  /** Clean only when a broker would: dirty ratio above min.cleanable.dirty.ratio, or past max.compaction.lag.ms. */
+  /** Clean only when a broker would: dirty ratio above min.cleanable.dirty.ratio, or past max.compaction.lag.ms (LogCleanerManager.grabFilthiestCompactedLog). */
   likeBroker?: boolean;
   /** Bytes of the offset map (Kafka's `log.cleaner.dedupe.buffer.size`, default 128 MiB). */
   dedupeBufferSize?: number;
@@ -336,7 +337,7 @@ function applyTrailingRule(groups: GroupResult[]): void {
   }
 }
 
-/** Kafka `cleanInto` for one source segment: chunked reads, filtered, appended per chunk. */
+/** Kafka's `Cleaner.cleanInto` for one source segment: chunked reads, filtered, appended per chunk. */
 function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof filterBatch>[1], opts: CompactionOptions, env: RoundEnv, maxMessageSize: number, verifyCrc: boolean): void {
   let cap = opts.ioBufferSize ?? DEFAULT_IO_BUFFER_SIZE;
   const maxIo = opts.maxIoBufferSize ?? DEFAULT_MAX_IO_BUFFER_SIZE;

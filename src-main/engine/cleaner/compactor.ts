@@ -442,7 +442,7 @@ function filterLegacy(entry: BatchEntry, ctx: FilterContext): FilteredBatch | nu
     } else st.removed[reason].add(r.offset);
   }
   if (keep.length === records.length) return copied(entry);
-  // A legacy batch cannot be kept empty (Kafka throws "Empty batches are only supported for magic v2"); it is dropped.
+  // A legacy batch cannot be kept empty (Kafka's MemoryRecords.filterTo throws "Empty batches are only supported for magic v2 and above"); it is dropped.
   if (keep.length === 0) return null;
   const bytes = encodeLegacy(
     h.magic as 0 | 1,

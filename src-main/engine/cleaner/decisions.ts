@@ -264,6 +264,7 @@ export class DecisionLog {
     this.buffering = false;
     for (const r of rows) {
       if (leftInPlace.has(r.segment) && r.decision === 'remove') {
+        // Kafka's rules (Cleaner.shouldRetainRecord) remove it; klx leaves this segment in place.
         r.evidence = `${why(r.segment)} (a broker would remove it: ${r.evidence})`;
         r.decision = 'keep';
         r.reason = 'left-in-place';

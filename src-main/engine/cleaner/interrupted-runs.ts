@@ -118,7 +118,9 @@ function decideCompaction(info: TrashEntryInfo, m: TrashManifest): Decision {
       outcome: 'committed',
       reason: `the compaction had passed its commit point (${createdLogs.map((f) => f.name).join(', ') || 'checkpoint'} in place): entry committed, undo restores the ${removedLogs.length} replaced segment(s)`,
       apply: (steps) => {
-        // Index files: as recovery left them (a broker's recovery rebuilds the indexes of swapped-in segments).
+        // Index files: as the repair before this left them. A broker since 3.0 renames swapped-in index files as they
+        // are and rebuilds them only where it recovers the segment (LogLoader.load, recoverLog); 2.x recovered every
+        // swapped-in segment (Log.completeSwapOperations).
         m.created = m.created.flatMap((f) => {
           if (f.name.endsWith('.log')) return [f];
           const p = join(dir, f.name);

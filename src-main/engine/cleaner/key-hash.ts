@@ -26,7 +26,7 @@
 /** Which 128-bit digest keys the offset map (see the module comment). */
 export type KeyHashAlgorithm = 'murmur3-x86-128' | 'md5';
 
-/** The digest the cleaner uses unless told otherwise. */
+/** The digest klx's compactor uses unless told otherwise (Kafka's SkimpyOffsetMap uses MD5). */
 export const DEFAULT_KEY_HASH: KeyHashAlgorithm = 'murmur3-x86-128';
 
 /**

@@ -13,7 +13,8 @@
  *
  * Keys in the active segment (and anywhere at or past `end`) are never mapped, so older copies of a
  * key whose newest value is in the active segment survive the round (B04) — what Kafka does; the
- * issue text's "keys in the active segment count" does not match Kafka's `buildOffsetMap`.
+ * issue text's "keys in the active segment count" does not match Kafka's `Cleaner.buildOffsetMap`
+ * (it maps up to LogCleanerManager.cleanableOffsets' firstUncleanableOffset).
  */
 import { KlxError } from '../errors.ts';
 import { decodeV2Records, inflateRecordsArea } from '../format/record-batch.ts';

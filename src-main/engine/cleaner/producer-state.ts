@@ -4,11 +4,12 @@
  *
  * - the **active producers** and, for each, the offset of its last data batch (or none when its last
  *   entry is a transaction marker of a newer epoch) and its epoch: the cleaner keeps the header of a
- *   producer's last batch (RETAIN_EMPTY) so its sequence / epoch state survives;
+ *   producer's last batch (RETAIN_EMPTY, Cleaner.cleanInto) so its sequence / epoch state survives;
  * - the **open transactions** (a transactional data batch with no marker of its producer after it),
  *   whose earliest first offset bounds cleaning (the last stable offset).
  *
- * State is loaded as a broker does: from the newest valid `M.snapshot` at or below the log end
+ * State is loaded as a broker does (ProducerStateManager.loadFromSnapshot, UnifiedLog.rebuildProducerState):
+ * from the newest valid `M.snapshot` at or below the log end
  * offset (entries of producers expired at `now` dropped), then by replaying the batches from offset
  * M; without a snapshot the whole log is replayed. A producer is expired when it has no open
  * transaction and `now − timestamp of its last batch ≥ producer.id.expiration.ms` (default 1 day).

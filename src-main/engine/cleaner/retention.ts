@@ -29,12 +29,14 @@
  *    are no longer readable, whatever files are still there;
  * 5. `leader-epoch-checkpoint` is truncated from the start;
  * 6. the old segments are renamed to `.deleted` and removed (a crash in between leaves files below
- *    the log start offset, which a broker's retention step 1 removes);
+ *    the log start offset, which a broker's retention removes first: UnifiedLog.deleteLogStartOffsetBreachedSegments;
+ *    leftover `.deleted` files go at its next start, LogLoader.removeTempFilesAndCollectSwapFiles);
  * 7. the trash entry is committed.
  *
  * Differences from a broker, on purpose: the partition's `log-start-offset-checkpoint` entry is
- * always written (a broker drops it when it equals the first segment's base offset; both read the
- * same), and `.deleted` files are removed at once instead of after `file.delete.delay.ms`.
+ * always written (a broker drops it when it equals the first segment's base offset,
+ * LogManager.checkpointLogStartOffsetsInDir; both read the same), and `.deleted` files are removed at once
+ * instead of after `file.delete.delay.ms` (LocalLog.deleteSegmentFiles).
  */
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';

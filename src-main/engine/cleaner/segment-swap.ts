@@ -22,7 +22,7 @@ import { KlxError } from '../errors.ts';
 import { parseSegmentFileName, segmentFileName } from '../files/file-names.ts';
 import type { FileSteps } from './file-steps.ts';
 
-/** The suffixes of a segment's files, in the order Kafka renames them. */
+/** The suffixes of a segment's files, in the order Kafka renames them (LogSegment.changeFileSuffixes). */
 export const SEGMENT_FILE_SUFFIXES = ['.log', '.index', '.timeindex', '.txnindex'] as const;
 
 /** Paths of the files of segment `base` that exist under `suffix` (`''`, `.cleaned`, `.swap`). */

@@ -1,7 +1,8 @@
 /**
  * The offsets of the dirty section that the map pass already knows are superseded, as a bitmap, so
  * that the cleaning pass does not hash those keys a second time (an optimisation over Kafka's
- * cleaner, which computes the digest of every record key twice: to build the map and to look it up).
+ * cleaner, which computes the digest of every record key twice: to build the map and to look it up,
+ * SkimpyOffsetMap.put from Cleaner.buildOffsetMap and SkimpyOffsetMap.get from Cleaner.shouldRetainRecord).
  *
  * When `put(key, offset)` replaces an earlier offset `p` of the same key, `p` is superseded: its bit
  * is set. When the map is complete, a dirty record (offset in `[start, end)`) that was put is the

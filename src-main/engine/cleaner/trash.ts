@@ -2,7 +2,8 @@
  * The trash of the cleaner: where the files a run replaces go, so that `undo` can put the previous
  * bytes back exactly, until the trash is emptied.
  *
- * Layout (outside every partition folder and log directory, so a broker never loads it):
+ * Layout (outside every partition folder and log directory, so a broker never loads it: LogManager.loadLogs
+ * reads only the folders directly under each log directory):
  *
  *     <trashDir>/<entryId>/manifest.json   what the run did (JSON, see {@link TrashManifest})
  *     <trashDir>/<entryId>/files/<name>    the replaced files, under their names in the partition

@@ -36,7 +36,7 @@ export * from './meta-properties.ts';
 export * from './clean-shutdown.ts';
 export { parseJavaInt, parseJavaLong, quoteLineBytes, splitLines, type TextLine } from './java-text.ts';
 
-/** The only checkpoint version Kafka reads and writes. */
+/** The only checkpoint version Kafka reads and writes (OffsetCheckpointFile, LeaderEpochCheckpointFile: CURRENT_VERSION). */
 export const CHECKPOINT_VERSION = 0;
 
 /**

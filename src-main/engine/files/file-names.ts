@@ -13,8 +13,8 @@
  * Partition folders: `<topic>-<partition>`, split at the LAST `-`; and the suffixed forms
  * `<topic>-<partition>.<uniqueId>-delete|-future|-stray`, whose part from the last `.` is removed
  * first. `uniqueId` is a random UUID printed as 32 lowercase hex digits (Kafka accepts any
- * non-blank text there). For `-delete` / `-stray` names Kafka may truncate the topic part so that the
- * whole name fits in 255 characters, so the topic of such a folder can be a prefix of the real one.
+ * non-blank text there: LocalLog's DeleteDirPattern). For `-delete` / `-stray` names Kafka may truncate the topic part so that the
+ * whole name fits in 255 characters (LocalLog.logDirNameWithSuffixCappedLength), so the topic of such a folder can be a prefix of the real one.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { policyOr, refusedLinkTarget, type RefusedLink, type SymlinkPolicy } from './symlinks.ts';
@@ -110,7 +110,7 @@ export interface SegmentFileName {
   kind: SegmentFileKind;
   /** The transient second suffix, if any (`00..0.log.deleted` → `'deleted'`). */
   transient?: TransientSuffix;
-  /** True when the offset prefix has exactly the 20 digits Kafka writes. */
+  /** True when the offset prefix has exactly the 20 digits Kafka writes (LogFileUtils.filenamePrefixFromOffset). */
   canonical: boolean;
 }
 
@@ -153,9 +153,11 @@ const SUFFIXED_RE = /^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$/;
  * `orders-0` → `{topic: 'orders', partition: 0, kind: 'normal'}`;
  * `my-topic-3.0123456789abcdef0123456789abcdef-delete` → `{topic: 'my-topic', partition: 3, kind: 'delete', uniqueId: '0123…'}`.
  *
- * Slightly stricter than Kafka, which would throw on these rather than skip them: the partition
- * must be plain decimal digits (no sign) within int32, and the topic must be a legal topic name
- * (`[a-zA-Z0-9._-]+`, not `.` or `..`, at most 249 characters for a `normal`/`future` folder).
+ * Stricter than Kafka: the partition must be plain decimal digits (no sign) within int32, and the
+ * topic must be a legal topic name (`[a-zA-Z0-9._-]+`, not `.` or `..`, at most 249 characters for a
+ * `normal`/`future` folder). Kafka's `LocalLog.parseTopicPartitionName` reads the partition with
+ * `Integer.parseInt` (so `orders-+3` is partition 3) and does not check the topic name; it throws
+ * only where {@link kafkaTopicPartitionOf} returns null.
  * @returns the parsed name, or null when `name` is not a partition folder (`remote-log-index-cache`, `lost+found`...).
  */
 export function parsePartitionDirName(name: string): PartitionDirName | null {
@@ -184,6 +186,30 @@ export function parsePartitionDirName(name: string): PartitionDirName | null {
   const parsed: PartitionDirName = { topic, partition, kind };
   if (uniqueId !== undefined) parsed.uniqueId = uniqueId;
   return parsed;
+}
+
+/**
+ * The topic and partition Kafka reads from a folder name, or null where it throws (the broker does not
+ * start): Kafka's `LocalLog.parseTopicPartitionName` (4.x; `Log`/`UnifiedLog.parseTopicPartitionName`
+ * before, same rule): a name with a `-`, a suffixed name matching its `-delete`/`-future`/`-stray`
+ * pattern (the part from its last `.` removed), split at the last `-` into a non-empty topic (not
+ * checked further) and a partition `Integer.parseInt` accepts (an optional sign, decimal digits, int32).
+ * @returns `{topic, partition}` as a broker would load it, or null.
+ */
+export function kafkaTopicPartitionOf(name: string): { topic: string; partition: number } | null {
+  if (!name.includes('-')) return null;
+  let base = name;
+  if (/-(delete|future|stray)$/.test(name)) {
+    if (!SUFFIXED_RE.test(name)) return null;
+    base = name.slice(0, name.lastIndexOf('.'));
+  }
+  const dash = base.lastIndexOf('-');
+  const topic = base.slice(0, dash);
+  const partStr = base.slice(dash + 1);
+  if (!topic || !/^[+-]?[0-9]+$/.test(partStr)) return null;
+  const partition = Number(partStr);
+  if (partition > INT32_MAX || partition < -INT32_MAX - 1) return null;
+  return { topic, partition: partition === 0 ? 0 : partition };
 }
 
 /**
@@ -244,7 +270,7 @@ export interface TransientFile extends ListedFile {
 export interface PartitionListing {
   /** Segments that have a `.log`, ascending by base offset, with their index files. */
   segments: SegmentFileSet[];
-  /** `.index` / `.timeindex` / `.txnindex` files with no `.log` of the same base offset (Kafka deletes them at load). */
+  /** `.index` / `.timeindex` / `.txnindex` files with no `.log` of the same base offset (Kafka deletes them at load: LogLoader.loadSegmentFiles). */
   orphanIndexes: ClassifiedFile[];
   /** Producer state snapshots, ascending by offset. */
   snapshots: ClassifiedFile[];

@@ -59,7 +59,7 @@ export function writeFileDurable(path: string, data: Uint8Array | string): void 
   }
 }
 
-/** The temporary name used while replacing `path`: `<path>.tmp` (as Kafka does). */
+/** The temporary name used while replacing `path`: `<path>.tmp` (as Kafka's CheckpointFile.write does). */
 export function tmpPathFor(path: string): string {
   return `${path}.tmp`;
 }

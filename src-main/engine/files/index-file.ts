@@ -32,11 +32,11 @@ export type IndexProblemKind =
   | 'stale-entries'
   /** A transaction-index entry whose last offset is below the base offset (Kafka: corrupt). */
   | 'txn-last-offset-below-base'
-  /** A transaction-index entry with a version Kafka does not know (Kafka: error). */
+  /** A transaction-index entry with a version Kafka does not know (Kafka: error, TransactionIndex's iterator throws). */
   | 'unsupported-version'
   /** Transaction-index entries whose last offsets do not strictly increase. */
   | 'out-of-order'
-  /** Bytes at the end that do not make a whole entry, where Kafka ignores them (transaction index). */
+  /** Bytes at the end that do not make a whole entry, where Kafka ignores them (transaction index: TransactionIndex reads whole entries only). */
   | 'partial-entry';
 
 /** A problem found in an index file. Reported, never thrown by the readers. */
@@ -122,7 +122,7 @@ export interface IndexSlots {
   baseOffset: bigint;
   /** Name used in problems. */
   file: string;
-  /** A Kafka sanity-check failure (`kafkaCorrupt: true`) found at slot `slot`. */
+  /** A Kafka sanity-check failure (`kafkaCorrupt: true`: OffsetIndex/TimeIndex.sanityCheck) found at slot `slot`. */
   corrupt(kind: IndexProblemKind, slot: number, reason: string): IndexProblem;
   /** `size-not-multiple` when the file length is not a multiple of the entry size. */
   sizeNotMultiple(): IndexProblem | undefined;
@@ -143,7 +143,7 @@ export interface IndexSlotFormat<E> {
   /** The entry held by slot `i`. */
   entry(view: DataView, slot: number, baseOffset: bigint): E;
   /**
-   * The problems Kafka's `sanityCheck` of this kind raises, in the order this kind reports them
+   * The problems Kafka's `sanityCheck` of this kind raises (OffsetIndex.sanityCheck, TimeIndex.sanityCheck), in the order this kind reports them
    * (`undefined` for a check that passes). Called only when the file has at least one slot; with
    * none, only `size-not-multiple` can apply and is reported.
    */
@@ -152,7 +152,7 @@ export interface IndexSlotFormat<E> {
 
 /**
  * Decodes a slot-array index held in memory: the real entries, the stale slots and zero tail after
- * them, Kafka's sanity-check problems (`format.kafkaChecks`) and then `stale-entries`.
+ * them, Kafka's sanity-check problems (`format.kafkaChecks`: OffsetIndex/TimeIndex.sanityCheck) and then `stale-entries`.
  * @param file name used in problems.
  * @returns never throws on content.
  */

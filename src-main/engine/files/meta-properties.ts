@@ -5,7 +5,7 @@
  * Format: Java properties text in ISO-8859-1: `key=value` lines (also `key: value` or `key value`),
  * `#` or `!` comment lines, backslash escapes (`\t \n \r \f \uXXXX`, `\x` → `x`) and line
  * continuation with a trailing backslash; a later duplicate key wins. Kafka writes it with
- * `Properties.store(out, "")`: an empty `#` line, a `#<date>` line, then the keys in hash order.
+ * `Properties.store(out, "")` (PropertiesUtils.writePropertiesFile): an empty `#` line, a `#<date>` line, then the keys in hash order.
  *
  * Keys and their rules (Kafka `MetaProperties.Builder`):
  * - `version`: `0` (ZooKeeper era; the default when absent) or `1` (KRaft); anything else is an error;

@@ -27,7 +27,7 @@ export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 /** Decoded `partition.metadata`. */
 export interface PartitionMetadata {
   version: number;
-  /** Topic id as Kafka prints it (22-character URL-safe base64). */
+  /** Topic id as Kafka prints it (22-character URL-safe base64 without padding: Uuid.toString). */
   topicId: string;
 }
 

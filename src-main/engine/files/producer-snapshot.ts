@@ -25,7 +25,7 @@ import { crc32c } from '../format/crc.ts';
 import { offsetFromFileName } from './file-names.ts';
 import { readFileBytes, writeFileAtomic, type WriteOptions } from './fsync-write.ts';
 
-/** The snapshot version Kafka writes and reads. */
+/** The snapshot version Kafka writes and reads (ProducerStateManager.writeSnapshot/readSnapshot). */
 export const PRODUCER_SNAPSHOT_VERSION = 1;
 /** Byte position where the CRC-covered part (entry count + entries) starts. */
 export const PRODUCER_ENTRIES_OFFSET = 6;
@@ -74,7 +74,7 @@ export interface ProducerSnapshotReadOptions {
   file?: string;
   /** Snapshot offset M (default: from the file name, or −1 for a buffer). */
   offset?: bigint;
-  /** Throw on a CRC mismatch instead of reporting `crcValid: false` (what Kafka does). Default false. */
+  /** Throw on a CRC mismatch instead of reporting `crcValid: false` (what Kafka does: ProducerStateManager.readSnapshot throws CorruptSnapshotException). Default false. */
   requireValidCrc?: boolean;
 }
 

@@ -13,9 +13,10 @@
  *
  * Invariants: the file exists only once a segment receives an ABORT marker of a non-empty transaction;
  * entries are appended in strictly increasing `lastOffset`; every `lastOffset` lies in this segment
- * (≥ base offset B). Kafka's reader ignores a trailing partial entry (< 34 bytes), checks the version
+ * (≥ base offset B). Kafka's reader (TransactionIndex, AbortedTxn.version) ignores a trailing partial entry (< 34 bytes), checks the version
  * via the first byte only (`> 0` is an error) and its sanity check rejects an entry with
- * `lastOffset < B`; a broker then rebuilds the segment's indexes.
+ * `lastOffset < B` (TransactionIndex.sanityCheck); a broker then rebuilds the segment's indexes
+ * (LogLoader.loadSegmentFiles recovers it on CorruptIndexException).
  */
 import { basename } from 'node:path';
 import { KlxError } from '../errors.ts';
@@ -25,7 +26,7 @@ import type { IndexProblem } from './index-file.ts';
 
 /** Size of one transaction-index entry, in bytes. */
 export const TXN_INDEX_ENTRY_SIZE = 34;
-/** The only entry version Kafka writes. */
+/** The only entry version Kafka writes (AbortedTxn.CURRENT_VERSION). */
 export const ABORTED_TXN_VERSION = 0;
 
 /** One aborted transaction. Offsets are absolute. */
@@ -45,11 +46,11 @@ export interface AbortedTxn {
 export interface TxnIndexFile {
   /** Segment base offset B. */
   baseOffset: bigint;
-  /** Entries up to the first one Kafka could not read (an unknown version). */
+  /** Entries up to the first one Kafka could not read (an unknown version: TransactionIndex's iterator throws). */
   entries: AbortedTxn[];
   /** File size in bytes. */
   fileSize: number;
-  /** Bytes at the end that do not make a whole entry (ignored, as Kafka does). */
+  /** Bytes at the end that do not make a whole entry (ignored, as Kafka's TransactionIndex does). */
   trailingBytes: number;
   problems: IndexProblem[];
 }
@@ -65,7 +66,7 @@ export interface TxnIndexReadOptions {
 /**
  * Decodes a transaction index held in memory.
  * @returns entries and problems: `txn-last-offset-below-base` and `unsupported-version` are what Kafka
- *   rejects (`kafkaCorrupt`); `out-of-order` and `partial-entry` are reported only. Never throws on content.
+ *   rejects (`kafkaCorrupt`: TransactionIndex.sanityCheck, its iterator); `out-of-order` and `partial-entry` are reported only. Never throws on content.
  */
 export function parseTxnIndex(buf: Uint8Array, baseOffset: bigint, opts: Omit<TxnIndexReadOptions, 'baseOffset'> = {}): TxnIndexFile {
   const file = opts.file ?? '<buffer>';

@@ -193,7 +193,7 @@ const ZEROS = Buffer.alloc(1 << 20);
  *
  * Work is linear in the bytes walked, whatever they hold: a run of zero bytes is measured with
  * block compares and reported as one damage entry (`zeros: true`; Kafka's recovery stops at the
- * first zero batch length), and a resync after damage never goes back and checksums at most
+ * first zero batch length: FileLogInputStream.nextBatch throws CorruptRecordException, LogSegment.recover truncates there), and a resync after damage never goes back and checksums at most
  * {@link RESYNC_FREE_WORK} + {@link RESYNC_WORK_PER_BYTE} × the region's size.
  * @yields batches in file order, and damage entries where bytes are not batches.
  * @throws only on I/O failure of the source.

@@ -1,5 +1,5 @@
 /**
- * What `kafka-consumer-groups.sh --describe` would say of each loaded group, answered from the files,
+ * What `kafka-consumer-groups.sh --describe` (ConsumerGroupCommand) would say of each loaded group, answered from the files,
  * plus what it cannot say: the records actually left to read, where each consumer will restart, and
  * whether its committed offset has expired.
  *
@@ -69,15 +69,15 @@ export interface GroupOffsetRow {
   commitTimestamp: bigint | null;
   /** ms: the v1 value's own expire timestamp, when set. */
   expireTimestamp: bigint | null;
-  /** When the coordinator would expire it (ms), or null while it cannot (group active, subscribed, …). */
+  /** When the coordinator would expire it (ms), or null while it cannot (group active, subscribed, …: OffsetMetadataManager.cleanupExpiredOffsets). */
   expiresAt: bigint | null;
-  /** Expired at `now`: the coordinator would have deleted it (the consumer resets per auto.offset.reset). */
+  /** Expired at `now`: the coordinator would have deleted it (OffsetExpirationConditionImpl; the consumer then resets per auto.offset.reset). */
   expired: boolean;
   /** Committed through a transaction (TxnOffsetCommit). */
   transactional: boolean;
   logStartOffset: bigint | null;
   logEndOffset: bigint | null;
-  /** As a broker loads it: replication-offset-checkpoint's entry clamped to [logStartOffset, logEndOffset]; null without an entry. */
+  /** As a broker loads it (UnifiedLog.updateHighWatermark): replication-offset-checkpoint's entry clamped to [logStartOffset, logEndOffset]; null without an entry. */
   highWatermark: bigint | null;
   /** At most the high watermark (UnifiedLog.lastStableOffset). */
   lastStableOffset: bigint | null;
@@ -85,10 +85,10 @@ export interface GroupOffsetRow {
   lag: bigint | null;
   /** Records left to read (see the module comment); null when the partition is not opened or the offset is out of range. */
   recordLag: number | null;
-  /** Where the consumer continues: the first offset holding a record it returns at or after the committed one. */
+  /** Where the consumer continues: the first offset holding a record it returns at or after the committed one (CompletedFetch.nextFetchedRecord). */
   nextOffset: bigint | null;
   diagnosis: Diagnosis;
-  /** A sentence saying why, and what a consumer does about it. */
+  /** A sentence saying why, and what a consumer does about it (the texts name the Kafka classes). */
   detail: string;
   /** The member the partition is assigned to (classic: assignment; KIP-848: current assignment). */
   consumerId: string | null;
@@ -152,7 +152,7 @@ export interface GroupsDescription {
   isolation: IsolationLevel;
 }
 
-/** The group state text, as kafka-consumer-groups.sh prints it. */
+/** The group state text, as kafka-consumer-groups.sh prints it (ConsumerGroupCommand, GroupState.toString). */
 export function groupState(g: LoadedGroup): string {
   if (g.type === 'classic') return g.classic!.members.length === 0 ? 'Empty' : 'Stable';
   if (g.type === 'consumer') {
@@ -189,7 +189,7 @@ function topicNames(loaded: LoadedGroups): Map<string, string> {
   return names;
 }
 
-/** The subscribed topics as the coordinator's `isSubscribedToTopic` sees them; null = "all" (cannot tell). */
+/** The subscribed topics as the coordinator's `Group.isSubscribedToTopic` sees them; null = "all" (cannot tell). */
 function subscribedTopics(g: LoadedGroup): Set<string> | null {
   if (g.type === 'classic') {
     const c = g.classic!;
@@ -247,7 +247,7 @@ interface PartitionFacts {
   logStart: bigint;
   logEnd: bigint;
   hw: bigint | null;
-  /** Where a consumer's fetches and a reset to latest end: the loaded high watermark, or the log end offset when unknown. */
+  /** Where a consumer's fetches and a reset to latest end (read_uncommitted: Partition.fetchOffsetForTimestamp): the loaded high watermark, or the log end offset when unknown. */
   fetchEnd: bigint;
   /** 'high watermark' or 'log end offset' (no replication-offset-checkpoint entry), for the texts. */
   fetchEndName: string;
@@ -421,7 +421,8 @@ function belowLogStartDetail(f: PartitionFacts, committed: bigint): string {
     if (f.logStart > first.baseOffset) parts.push(`log-start-offset-checkpoint says ${f.logStart}, above that segment's base: DeleteRecords or retention moved the log start`);
     else parts.push('older segments were deleted by retention (retention.ms / retention.bytes) or DeleteRecords');
   }
-  parts.push(`the consumer gets OFFSET_OUT_OF_RANGE and resets per auto.offset.reset (earliest: ${f.logStart}, latest: ${f.logEnd})`);
+  // A reset asks ListOffsets earliest/latest (Fetcher → OffsetsRequestManager); latest answers a consumer's last fetchable offset (Partition.fetchOffsetForTimestamp).
+  parts.push(`the consumer gets OFFSET_OUT_OF_RANGE and resets per auto.offset.reset (earliest: ${f.logStart}, latest: ${f.fetchEnd}, the ${f.fetchEndName})`);
   return parts.join('; ');
 }
 

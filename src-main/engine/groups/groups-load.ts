@@ -34,7 +34,7 @@ export interface LoadGroupsOptions extends LongReadOptions {
 export interface OffsetsTopicLayout {
   /** offsets.topic.num.partitions used to place groups. */
   numPartitions: number;
-  /** True when `numPartitions` is Kafka's default or inferred, not given. */
+  /** True when `numPartitions` is Kafka's default (50, GroupCoordinatorConfig) or inferred, not given. */
   numPartitionsAssumed: boolean;
   /** Partitions whose folder was opened (ascending). */
   present: number[];

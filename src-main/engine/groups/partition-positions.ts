@@ -20,9 +20,9 @@ import { AbortedTransactionFilter, isAbortMarker } from '../log/transactions.ts'
 export interface PositionFacts {
   /** A record (data or control) sits exactly at the offset. */
   atRecord: boolean;
-  /** The first offset ≥ the asked one holding a record the consumer returns; `end` when none before it. */
+  /** The first offset ≥ the asked one holding a record the consumer returns (CompletedFetch.nextFetchedRecord); `end` when none before it. */
   nextOffset: bigint;
-  /** Records the consumer returns from the offset up to `end` (exclusive). */
+  /** Records the consumer returns from the offset up to `end` (exclusive; CompletedFetch skips control records and aborted data). */
   recordLag: number;
 }
 

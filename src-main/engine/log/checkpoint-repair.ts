@@ -4,7 +4,8 @@
  * `cleaner-offset-checkpoint`). This is the user's choice, not what a broker does: a broker that reads
  * such a file takes the whole log directory offline (`CheckpointFileWithFailureHandler.read` reports
  * the IOException to `LogDirFailureChannel`; see `unreadableCheckpointConsequence` in quick-check.ts)
- * and never rewrites it at startup.
+ * and never rewrites it at startup (a number that does not parse leaves the directory online: then the
+ * broker's periodic checkpoint rewrites the recovery-point and log-start files, see `brokerDoes`).
  *
  * The new file holds the values the broker's own fallbacks would use, from what the folder's
  * partitions say (the old values are lost; the old file goes to the trash):
@@ -27,11 +28,22 @@ import { formatOffsetCheckpoint } from '../files/checkpoint.ts';
 import type { LogDirectory } from './log-dir.ts';
 import type { PartitionLog } from './partition-log.ts';
 
-/** What a broker does instead, by the parse error's kind (see `unreadableCheckpointConsequence`). */
-function brokerDoes(kind: unknown): string {
-  return kind === 'number-format'
-    ? 'a number that does not parse is a NumberFormatException, which CheckpointFileWithFailureHandler does not catch; the verify finding says where it ends'
-    : 'on a malformed file it takes the log directory offline: CheckpointFileWithFailureHandler.read, LogDirFailureChannel';
+/**
+ * What a broker does instead, by the file and the parse error's kind (see `unreadableCheckpointConsequence`):
+ * a malformed file takes the log directory offline (CheckpointFileWithFailureHandler.read), so nothing
+ * rewrites it; a number that does not parse leaves the directory online, and for the recovery-point and
+ * log-start checkpoints LogManager.loadLogs falls back and its periodic checkpoint then writes the file
+ * anew from the loaded logs (LogManager.checkpointLogRecoveryOffsets / checkpointLogStartOffsets, every
+ * `log.flush.offset.checkpoint.interval.ms` / `log.flush.start.offset.checkpoint.interval.ms`, 60 s by default).
+ */
+function brokerDoes(name: string, kind: unknown): string {
+  if (kind !== 'number-format') return 'a broker never rewrites it (on a malformed file it takes the log directory offline: CheckpointFileWithFailureHandler.read, LogDirFailureChannel)';
+  const nf = 'a number that does not parse is a NumberFormatException, which CheckpointFileWithFailureHandler does not catch, so the directory stays online';
+  if (name === 'recovery-point-offset-checkpoint')
+    return `a broker does not rewrite it at startup (${nf}: LogManager.loadLogs recovers from recovery point 0, then LogManager.checkpointLogRecoveryOffsets writes the file anew from what it loaded, every log.flush.offset.checkpoint.interval.ms (60 s by default))`;
+  if (name === 'log-start-offset-checkpoint')
+    return `a broker does not rewrite it at startup (${nf}: LogManager.loadLogs starts each log at its first segment, then LogManager.checkpointLogStartOffsets writes the file anew from what it loaded, every log.flush.start.offset.checkpoint.interval.ms (60 s by default))`;
+  return `a broker never rewrites it (${nf}; the verify finding says where it ends)`;
 }
 
 /** Names of the log-directory offset checkpoints a repair may rewrite. */
@@ -91,7 +103,7 @@ export function planCheckpointRewrites(logDir: Pick<LogDirectory, 'path' | 'chec
       ...(problem.position !== undefined ? { position: problem.position } : {}),
       entries,
       text: formatOffsetCheckpoint(entries),
-      reason: `rewrite ${name} (unparsable: ${problem.reason}) with ${what}. Your choice, not a broker's: a broker never rewrites it (${brokerDoes(problem.details?.kind)}); the old file goes to the trash`,
+      reason: `rewrite ${name} (unparsable: ${problem.reason}) with ${what}. Your choice, not a broker's: ${brokerDoes(name, problem.details?.kind)}; the old file goes to the trash`,
     });
   }
   return out;

@@ -10,12 +10,12 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { KlxError } from '../errors.ts';
-import { parsePartitionDirName } from '../files/file-names.ts';
+import { kafkaTopicPartitionOf, parsePartitionDirName } from '../files/file-names.ts';
 import { policyOr, refusedLinkReason, refusedLinkTarget } from '../files/symlinks.ts';
 import { readMetaProperties, type MetaProperties } from '../files/checkpoint.ts';
 import { PartitionLog, readLogDirCheckpoints, type LogDirCheckpoints, type OpenPartitionOptions } from './partition-log.ts';
 
-/** What a broker ignores at the root of a log directory (spec §1.1). */
+/** What a broker ignores at the root of a log directory (spec §1.1; LogManager.loadLogs skips it). */
 const IGNORED_ROOT_ENTRIES = new Set(['remote-log-index-cache']);
 
 /** One log directory and its partitions. */
@@ -24,8 +24,12 @@ export interface LogDirectory {
   meta: MetaProperties | null;
   checkpoints: LogDirCheckpoints;
   partitions: PartitionLog[];
-  /** Root entries a broker would not load and why (unknown files, non-partition folders). */
-  ignored: { name: string; reason: string; stopsBroker?: boolean }[];
+  /**
+   * Root entries klx does not open as partitions, and why: `stopsBroker` where a broker does not start on
+   * it (LocalLog.parseTopicPartitionName throws), `loadedByBroker` where a broker loads it though klx does
+   * not (see `kafkaTopicPartitionOf`), neither for what a broker skips (LogManager.loadLogs).
+   */
+  ignored: { name: string; reason: string; stopsBroker?: boolean; loadedByBroker?: boolean }[];
 }
 
 /** The result of opening a path: one or more log directories (a single partition is wrapped in its parent). */
@@ -92,6 +96,12 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
     if (!isDir(full)) continue;
     if (IGNORED_ROOT_ENTRIES.has(n)) {
       ignored.push({ name: n, reason: 'the tiered-storage index cache, not a partition (a broker skips it: LogManager.loadLogs)' });
+      continue;
+    }
+    const loaded = parsePartitionDirName(n) === null ? kafkaTopicPartitionOf(n) : null;
+    if (loaded !== null) {
+      const reason = `a broker loads this folder as partition ${loaded.partition} of topic "${loaded.topic}" (LocalLog.parseTopicPartitionName reads the partition with Integer.parseInt and does not check the topic name), but it is not a folder name Kafka writes: klx does not open it`;
+      ignored.push({ name: n, loadedByBroker: true, reason });
       continue;
     }
     if (parsePartitionDirName(n) === null) {

@@ -339,7 +339,7 @@ export function logDirFindings(d: LogDirectory): Finding[] {
   for (const p of d.checkpoints.problems) {
     out.push(finding('error', 'corrupt-checkpoint', p.file, `${p.reason}${unreadableCheckpointConsequence(p.file, p.details?.kind)}`, { code: p.code }, p.position));
   }
-  for (const i of d.ignored) out.push(finding(i.stopsBroker ? 'error' : 'info', 'unknown-file', join(d.path, i.name), i.reason, {}));
+  for (const i of d.ignored) out.push(finding(i.stopsBroker ? 'error' : i.loadedByBroker ? 'warning' : 'info', 'unknown-file', join(d.path, i.name), i.reason, {}));
   return out;
 }
 

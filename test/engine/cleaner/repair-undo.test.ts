@@ -259,7 +259,8 @@ describe('an unparsable log-directory checkpoint', () => {
       ['cleaner-offset-checkpoint', '0\n0\n'],
     ]);
     // 'b 2 zz': a number that does not parse (NumberFormatException); 'garbage': a malformed file (the directory goes offline).
-    expect(rewrites[0]!.reason).toContain("Your choice, not a broker's: a broker never rewrites it (a number that does not parse is a NumberFormatException");
+    // A broker goes on with recovery point 0 and its next periodic checkpoint writes the file anew (LogManager.checkpointLogRecoveryOffsets).
+    expect(rewrites[0]!.reason).toContain("Your choice, not a broker's: a broker does not rewrite it at startup (a number that does not parse is a NumberFormatException, which CheckpointFileWithFailureHandler does not catch, so the directory stays online: LogManager.loadLogs recovers from recovery point 0, then LogManager.checkpointLogRecoveryOffsets writes the file anew from what it loaded, every log.flush.offset.checkpoint.interval.ms (60 s by default))");
     expect(rewrites[1]!.reason).toContain("Your choice, not a broker's: a broker never rewrites it (on a malformed file it takes the log directory offline: CheckpointFileWithFailureHandler.read, LogDirFailureChannel)");
     const id = rewriteCheckpointsWithTrash(root, rewrites, { trashDir: trash, runId: newRunId() });
     expect(id).not.toBeNull();

@@ -134,6 +134,17 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     expect(row('g-hw-7').detail).toBe("caught up: the committed offset is at or past the high watermark 7, where a consumer's fetches end (records up to the log end offset 10 are not yet replicated to every in-sync replica)");
   });
 
+  it('below the log start, a reset to latest lands on the high watermark, not the log end offset (ListOffsets latest, read_uncommitted)', async () => {
+    const ld = tempDir('klx-groups-hw-start-');
+    buildPartition(ld, { topic: 'orders', partition: 0, segments: [{ batches: [{ records: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: 'v', timestamp: BigInt(T0 + i) })) }] }] }, { highWatermark: 7n, logStartOffset: 4n });
+    const spec: OffsetsRecordSpec = { type: 1, key: { group: 'g-low', topic: 'orders', partition: 0 }, version: 3, value: { offset: 2, leaderEpoch: 0, metadata: '', commitTimestamp: T0 } };
+    const recs = encodeOffsetsRecords([spec]).map((e) => ({ key: Buffer.from(e.keyBase64, 'base64'), value: e.valueBase64 === null ? null : Buffer.from(e.valueBase64, 'base64'), timestamp: BigInt(T0) }));
+    buildPartition(ld, { topic: '__consumer_offsets', partition: offsetsPartitionFor('g-low', 50), segments: [{ batches: [{ records: recs }] }] });
+    const r = (await describeGroups(await load(ld), { now: BigInt(T0) })).offsets.find((x) => x.group === 'g-low')!;
+    expect(r).toMatchObject({ committedOffset: 2n, logStartOffset: 4n, logEndOffset: 10n, highWatermark: 7n, diagnosis: 'below-log-start', lag: 5n });
+    expect(r.detail).toMatch(/the consumer gets OFFSET_OUT_OF_RANGE and resets per auto\.offset\.reset \(earliest: 4, latest: 7, the high watermark\)$/);
+  });
+
   it('names the records that could not be read, keeps the group listed with what was read', () => {
     const bad = d.groups.find((g) => g.group === 'g-bad')!;
     expect(bad.problems).toHaveLength(1);

@@ -29,3 +29,24 @@ describe('root folders a broker does not load', () => {
     expect(byName.get(join(root, 'remote-log-index-cache'))).toMatchObject({ severity: 'info', reason: 'the tiered-storage index cache, not a partition (a broker skips it: LogManager.loadLogs)' });
   });
 });
+
+describe('root folders a broker loads but klx does not take for partitions', () => {
+  const root = tempDir('klx-logdir-');
+  buildPartition(root, { segments: [{ batches: singles(rec('a', '1')) }] });
+  mkdirSync(join(root, 'orders-+3'));
+  mkdirSync(join(root, 'my orders-0'));
+  mkdirSync(join(root, 'orders-2147483648'));
+
+  it('a partition with a sign or a topic with illegal characters loads in Kafka (a warning, not "does not start"); an int32 overflow stops it', () => {
+    const d = openLogDirectory(root);
+    expect(d.partitions).toHaveLength(1);
+    const byName = new Map(logDirFindings(d).map((f) => [f.file, f]));
+    // LocalLog.parseTopicPartitionName: Integer.parseInt("+3") = 3, and the topic's characters are not checked.
+    expect(byName.get(join(root, 'orders-+3'))).toMatchObject({
+      severity: 'warning',
+      reason: 'a broker loads this folder as partition 3 of topic "orders" (LocalLog.parseTopicPartitionName reads the partition with Integer.parseInt and does not check the topic name), but it is not a folder name Kafka writes: klx does not open it',
+    });
+    expect(byName.get(join(root, 'my orders-0'))).toMatchObject({ severity: 'warning', reason: expect.stringContaining('as partition 0 of topic "my orders"') });
+    expect(byName.get(join(root, 'orders-2147483648'))).toMatchObject({ severity: 'error', reason: expect.stringContaining('a broker does not start') });
+  });
+});
