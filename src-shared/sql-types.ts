@@ -37,7 +37,7 @@ export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batch
 export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
   records: 'One row per record on disk, in log order: offset, timestamp (ms) and timestamp_utc, key/value bytes and UTF-8 text, headers, tombstone/control/transaction flags, batch and segment, and the decoded key/value (key_format, value_format, key_decoded, value_decoded JSON, schema_id, decode_error).',
   latest: 'The record with the highest offset of each key, tombstones included: what compaction keeps. No keyless, control, aborted or below-logStartOffset records.',
-  state: 'latest without tombstones: the current value of each key, as a consumer reading from the start rebuilds it.',
+  state: 'latest without tombstones: the current value of each key, as a read_committed consumer reading from the start rebuilds it once the high watermark and last stable offset reach the log end (CompletedFetch).',
   segments: 'One row per segment: baseOffset, next offset, file, sizes of .log and indexes, batch and record counts, active or closed.',
   batches: 'One row per batch (or legacy message set entry): position, offsets, codec, producer, flags, CRC check.',
   holes: 'Offset ranges that hold no deliverable record, with their cause (compaction, control records, aborted transactions, below logStartOffset...).',

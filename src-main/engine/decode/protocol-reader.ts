@@ -55,7 +55,7 @@ export class ProtocolReader {
     return this.dv.getInt8(this.pos++);
   }
 
-  /** A boolean (one byte, non-zero = true, as Kafka's `readByte() != 0`). */
+  /** A boolean (one byte, non-zero = true, as Kafka's generated messages read it: `_readable.readByte() != 0` on a ByteBufferAccessor). */
   bool(what: string): boolean {
     return this.int8(what) !== 0;
   }

@@ -25,8 +25,10 @@
  *   records without a key (the cleaner drops them), control records (never data), data of aborted
  *   transactions (never delivered to read_committed consumers, removed by the cleaner) and records
  *   below the partition's logStartOffset (not readable after DeleteRecords).
- * - `state`: the rows of `latest` that are not tombstones: the current state a consumer rebuilds by
- *   reading the topic from the start.
+ * - `state`: the rows of `latest` that are not tombstones: the current state a read_committed consumer
+ *   rebuilds by reading the topic from the start (CompletedFetch skips aborted data and control
+ *   batches), once the high watermark and the last stable offset reach the log end: the table reads
+ *   every record on disk, a consumer stops at the last stable offset (UnifiedLog.read, FetchIsolation).
  * - `segments`, `batches` (one row per v2 batch or legacy entry), `holes` (offset ranges that hold
  *   no deliverable record, with their cause, from the engine's `scanHoles`), `partitions` (offsets,
  *   checkpoints, counts), `damage` (bytes that are not batches, batches whose records cannot be

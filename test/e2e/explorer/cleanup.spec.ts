@@ -238,6 +238,6 @@ test('a whole log directory: one row per partition, a corrupt partition named wi
   const error = page.getByTestId('cleanup-error');
   await expect(error).toHaveAttribute('data-code', 'unknown-codec');
   await expect(page.getByTestId('cleanup-error-where')).toHaveText(`${join(logDir, 'payments-0', '00000000000000000000.log')} · byte position 71`);
-  await expect(error).toContainText('The cleaner refuses a damaged segment and changes nothing.');
+  await expect(error).toContainText('Compaction here refuses a damaged segment and changes nothing');
   await expect(error.getByRole('button', { name: 'Verify the partition…' })).toBeVisible();
 });

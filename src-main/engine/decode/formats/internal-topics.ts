@@ -33,7 +33,7 @@ export const consumerOffsetsFormat: Format = {
   name: 'consumer-offsets',
   title: '__consumer_offsets (group coordinator)',
   topicOnly: true,
-  detect: claims('__consumer_offsets', "Kafka's group coordinator log: offset commits and group metadata"),
+  detect: claims('__consumer_offsets', "Kafka's group coordinator log: offset commits and group metadata"), // GroupCoordinatorRecordSerde
   decode(b, ctx): FormatOutput {
     if (ctx.side === 'key') {
       const k = decodeConsumerOffsetsKey(b);

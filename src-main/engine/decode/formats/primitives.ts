@@ -101,6 +101,7 @@ function uuidOfBinary(b: Uint8Array): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+// UUIDSerializer.serialize writes UUID.toString() as UTF-8: 36 characters
 const UUID_36: Detection = { confidence: 0.75, reason: "a 36-character UUID, as Kafka's UUIDSerializer writes" };
 const UUID_16: Detection = { confidence: 0.2, reason: '16 bytes: a binary UUID' };
 

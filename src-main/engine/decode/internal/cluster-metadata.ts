@@ -5,7 +5,7 @@
  * the generated `MetadataRecordType` and `*RecordJsonConverter` classes).
  *
  * A metadata record's value is a frame: unsigned varint frame version (1; 0 was the KRaft preview of
- * Kafka 2.8, which Kafka refuses), unsigned varint apiKey, unsigned varint version, then the record
+ * Kafka 2.8, which Kafka 3.0+ refuses: AbstractApiMessageSerde.read throws MetadataParseException), unsigned varint apiKey, unsigned varint version, then the record
  * body in that version (all metadata records are flexible from version 0). The key is null.
  * Printed as `{"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"…"}}`.
  *
@@ -186,9 +186,9 @@ export interface ClusterMetadataRecord {
   name: string;
   apiKey: number;
   version: number;
-  /** The record's fields as Kafka's JSON converter prints them (int64 as bigint, Uuid as base64url). */
+  /** The record's fields as Kafka's JSON converter prints them (MetadataJsonConverters.writeJson; int64 as bigint, Uuid as base64url). */
   data: Record<string, unknown>;
-  /** Tagged fields that this version does not define (Kafka keeps them and does not print them). */
+  /** Tagged fields that this version does not define (Kafka keeps them in the generated message's unknownTaggedFields and its JsonConverter does not print them). */
   unknownTaggedFields: UnknownTag[];
 }
 
@@ -221,14 +221,14 @@ export function decodeClusterMetadataRecord(value: Uint8Array | null): ClusterMe
   return { type: metadataTypeName(schema.name), name: schema.name, apiKey, version, data: msg.data, unknownTaggedFields: msg.unknownTaggedFields };
 }
 
-/** The `data` JSON text of a decoded record, exactly as Kafka's converter prints it. */
+/** The `data` JSON text of a decoded record, exactly as Kafka's converter prints it (MetadataJsonConverters.writeJson). */
 export function clusterMetadataDataText(rec: ClusterMetadataRecord): string {
   return messageJsonText(METADATA_RECORDS.get(rec.apiKey)!, rec.data);
 }
 
 /**
  * The line dump-log prints after ` payload: ` for a metadata record:
- * `{"type":"TOPIC_RECORD","version":0,"data":{…}}`. Unknown tagged fields (which Kafka does not
+ * `{"type":"TOPIC_RECORD","version":0,"data":{…}}` (DumpLogSegments.ClusterMetadataLogMessageParser). Unknown tagged fields (which Kafka does not
  * print) are added as `"unknownTaggedFields":[{"path":…,"tag":…,"data":base64}]` after `data` so
  * they are not lost; records without any print exactly as Kafka does.
  */

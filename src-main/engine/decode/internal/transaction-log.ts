@@ -58,7 +58,7 @@ export interface TransactionLogKey {
 /** A decoded `__transaction_state` value (`null` for a tombstone is the caller's). */
 export interface TransactionLogValue {
   version: number;
-  /** Fields as Kafka's JSON converter prints them (producerId etc. as bigint; tagged fields only when not default). */
+  /** Fields as Kafka's JSON converter prints them (TransactionLogValueJsonConverter; producerId etc. as bigint; tagged fields only when not default). */
   data: Record<string, unknown>;
   unknownTaggedFields: UnknownTag[];
 }

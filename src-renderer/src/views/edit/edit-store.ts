@@ -33,7 +33,7 @@ export interface DraftHeader {
   id: number;
   key: string;
   value: string;
-  /** A header without value (Kafka allows null header values). */
+  /** A header without value (Kafka allows null header values: DefaultRecord writes its length as −1). */
   isNull: boolean;
 }
 
@@ -193,6 +193,7 @@ function panelError(err: unknown, context: string): PanelError {
   const stale = err instanceof KlxApiError && err.info.details?.stale === true;
   if (e.code === 'locked') e.hint = 'Another writer has this partition open: a klx command or another Kafka Log Explorer window. Let it finish (or close it), then preview again. Never write to the folder of a running broker.';
   if (stale) e.hint = 'Preview again to see what the append would do now.';
+  // invalid-record: the engine's checks follow LogValidator / UnifiedLog.analyzeAndValidateRecords (RecordTooLargeException, keyless records on a compacted topic)
   if (e.code === 'invalid-record') e.hint = 'A broker would refuse this batch too. Change the records, or the topic config in klx-topic.properties (max.message.bytes, cleanup.policy).';
   if (e.code === 'invalid-config') e.hint = 'Fix the value in the partition folder\'s klx-topic.properties.';
   if (err instanceof KlxApiError && err.info.details?.status === 413) {
@@ -396,7 +397,7 @@ export const useEdit = defineStore('edit', () => {
   /**
    * The way back from an append: the Cleanup view with retention selected and, after an append,
    * "delete records before offset" set to the offset after the appended records (it removes them
-   * with everything before them: Kafka cannot cut the end of a log).
+   * with everything before them: no Kafka request removes a log's end; only a replica truncates its own tail, UnifiedLog.truncateTo).
    */
   function gotoCleanup(): void {
     const c = useCleanup();

@@ -2,8 +2,8 @@
  * The Groups view's state: the consumer groups of the folder holding the selected partition
  * (`groups.list`), the selected group's offsets and members (`groups.describe`), the selected
  * partition row's commit history (`groups.history`), and the controls that change the answers:
- * `now` (offset expiry, as the cleaner's clock) and the consumers' isolation level (record lag up to
- * the log end or the last stable offset). Every call runs as a job (status bar, Cancel); failures
+ * `now` (offset expiry: the group coordinator's clock, OffsetMetadataManager.cleanupExpiredOffsets) and the
+ * consumers' isolation level (record lag up to the high watermark or the last stable offset: FetchIsolation). Every call runs as a job (status bar, Cancel); failures
  * become notices.
  */
 import { defineStore } from 'pinia';

@@ -241,7 +241,7 @@ export const useSql = defineStore('sql', () => {
   function stateSql(): string {
     const p = explorer.partition;
     const where = partitionFilter(p);
-    return `-- State of ${p?.name ?? 'the partition'}: the latest value of every key, tombstones left out\n-- (what a consumer reading from the start ends with; compaction keeps at least these records)\nSELECT * FROM state${where ? `\nWHERE ${where}` : ''}\nORDER BY key\n`;
+    return `-- State of ${p?.name ?? 'the partition'}: the latest value of every key, tombstones left out\n-- (what a read_committed consumer reading from the start ends with once the high watermark and last stable offset reach the log end:\n--  CompletedFetch; compaction keeps at least these records: Cleaner.shouldRetainRecord)\nSELECT * FROM state${where ? `\nWHERE ${where}` : ''}\nORDER BY key\n`;
   }
 
   /** Shows the State view: puts its statement in the editor and runs it. */
@@ -261,7 +261,7 @@ export const useSql = defineStore('sql', () => {
       {
         id: 'state',
         title: 'Current state of each key',
-        sql: `-- The latest value of every key (tombstones left out): the state a consumer rebuilds\nSELECT key_text, value_text, "offset", timestamp\nFROM state${where(w)}\nORDER BY key\n`,
+        sql: `-- The latest value of every key (tombstones left out): the state a read_committed consumer rebuilds (CompletedFetch)\nSELECT key_text, value_text, "offset", timestamp\nFROM state${where(w)}\nORDER BY key\n`,
       },
       {
         id: 'compaction',
