@@ -14,7 +14,7 @@
  * Kills alternate between the two kinds per scenario; `--syscall-only` places every kill at a
  * syscall point (with `--kills` = a scenario's number of points, each point once).
  * After each kill the partition is repaired the way a broker's startup recovery would
- * (`klx repair`'s own functions in this process, or the `klx repair` command with `--cli-repair`),
+ * (LogLoader.load; `klx repair`'s own functions in this process, or the `klx repair` command with `--cli-repair`),
  * opened, and every (offset, key, value) compared with the states before and after the command:
  * the partition must hold exactly one of them (nothing lost, nothing duplicated, no mix), and a
  * deep verify must find no error.
@@ -256,7 +256,7 @@ function numberCalls(text: string): { syscall: string; n: number }[] {
   return calls;
 }
 
-/** Repairs as a broker's startup recovery would: `klx repair`'s plan and apply, or the command itself. */
+/** Repairs as a broker's startup recovery would (LogLoader.load): `klx repair`'s plan and apply, or the command itself. */
 async function repair(dir: string, cli: boolean, env: NodeJS.ProcessEnv): Promise<void> {
   if (cli) {
     // The copy's own trash (<root>/trash beside <root>/logs/<partition>): a repair keeps what it replaces there.

@@ -25,6 +25,7 @@ export const REMOVAL_REASON_TEXT: Record<RemovalReason, string> = {
   retention: 'whole segments deleted by retention (retention.ms, retention.bytes or the log start offset)',
   superseded: 'a later record with the same key exists (compaction keeps the latest value per key)',
   tombstone: 'tombstones (null value) past their delete horizon (delete.retention.ms)',
+  // Cleaner.shouldRetainRecord drops a keyless record and counts it in CleanerStats.invalidMessage.
   keyless: 'records without a key (a compacted topic cannot keep them; Kafka counts them as invalid)',
   aborted: 'data of aborted transactions',
   marker: 'transaction markers that no longer guard any data, past their delete horizon',
@@ -89,7 +90,7 @@ export const cleanableInfo = z.object({
   maxCompactionDelayMs: z.number(),
   /** max.compaction.lag.ms forces a clean now, whatever the ratio. */
   mustCleanNow: z.boolean(),
-  /** A broker's cleaner would pick this log now. */
+  /** A broker's cleaner would pick this log now (LogCleanerManager.grabFilthiestCompactedLog). */
   brokerWouldClean: z.boolean(),
 });
 

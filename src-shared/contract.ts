@@ -691,7 +691,7 @@ export const contract = {
   // src-main/api/groups/groups.ts). Nothing is written.
 
   'groups.list': job({
-    doc: 'Loads the consumer groups of an opened folder from its __consumer_offsets partitions (as the group coordinator does) and lists them with type, state, members, topics and total lag; names the absent __consumer_offsets partitions and the records that could not be read.',
+    doc: 'Loads the consumer groups of an opened folder from its __consumer_offsets partitions (as the group coordinator does: GroupMetadataManager.replay) and lists them with type, state, members, topics and total lag; names the absent __consumer_offsets partitions and the records that could not be read.',
     request: z.strictObject(groupsOptions),
     result: groupsListResult,
     write: false,

@@ -56,7 +56,7 @@ export const editHeader = z.strictObject({ key: z.string().max(EDIT_LIMITS.recor
 
 /** One record of the batch to append. */
 export const editRecord = z.strictObject({
-  /** null: a record without key (a compacted topic refuses it, as a broker does). */
+  /** null: a record without key (a compacted topic refuses it, as a broker does: LogValidator.validateKey). */
   key: editBytes,
   /** null: a tombstone (set `tombstone` too, to say so). */
   value: editBytes,

@@ -7,7 +7,7 @@
 export const ERROR_CODES = [
   /** A v2 batch or legacy message whose declared size runs past the end of the file. */
   'truncated-batch',
-  /** Bytes at the end of a `.log` that do not form a batch (reported like kafka-dump-log's "N invalid bytes at the end"). */
+  /** Bytes at the end of a `.log` that do not form a batch (reported like kafka-dump-log's "Found N invalid bytes at the end of …", DumpLogSegments). */
   'invalid-tail',
   /** Bytes in the middle of a `.log` that are not a batch; reading resumed at the next valid batch. */
   'corrupt-region',
@@ -19,7 +19,11 @@ export const ERROR_CODES = [
   'batch-length-out-of-range',
   /** A batch whose framing is fine but whose content cannot be decoded (bad varint, record overrun, codec failure). */
   'corrupt-batch',
-  /** Compressed records that would inflate past what Kafka allows (recordsCount × max.message.bytes, and an absolute ceiling); details name the claimed and allowed sizes. */
+  /**
+   * Compressed records that would inflate past klx's memory bound (recordsCount × max.message.bytes, and an absolute
+   * ceiling); details name the claimed and allowed sizes. Not a Kafka limit: a broker checks only the compressed
+   * batch against max.message.bytes (UnifiedLog.analyzeAndValidateRecords).
+   */
   'decompression-limit',
   /** An offset past the int64 range (baseOffset + lastOffsetDelta, or logEndOffset, above 2^63 − 1). */
   'offset-overflow',
@@ -45,7 +49,7 @@ export const ERROR_CODES = [
   'read-only',
   /** A configuration value that is not valid (negative size, not a number, unknown policy...). */
   'invalid-config',
-  /** A record the broker would refuse (keyless record on a compacted topic, oversize batch...). */
+  /** A record the broker would refuse (keyless record on a compacted topic: LogValidator.validateKey; oversize batch: UnifiedLog.analyzeAndValidateRecords...). */
   'invalid-record',
   /** Arguments that do not match the contract. */
   'invalid-argument',

@@ -77,7 +77,7 @@ export const dirtyRatio = z.object({
   ratio: z.number().min(0).max(1),
   /** The topic's min.cleanable.dirty.ratio. */
   minCleanableRatio: z.number(),
-  /** ratio > min.cleanable.dirty.ratio (strict, as the broker compares). */
+  /** ratio > min.cleanable.dirty.ratio (strict, as the broker compares: LogCleanerManager.grabFilthiestCompactedLog). */
   aboveMinimum: z.boolean(),
 });
 
@@ -119,13 +119,13 @@ export const recordCounts = z.object({
 export const pendingSwaps = z.object({
   /** What is pending, what a broker does with it, what is shown meanwhile: one paragraph. */
   notice: z.string(),
-  /** Valid `.log.swap` file names a broker renames to `.log`. */
+  /** Valid `.log.swap` file names a broker renames to `.log` (LogLoader.load). */
   swapFiles: z.array(z.string()),
-  /** Base offsets of the segments shown now that a broker deletes for the swaps. */
+  /** Base offsets of the segments shown now that a broker deletes for the swaps (LogLoader.load, its second pass). */
   replacedSegments: z.array(int64),
-  /** [from, to): the offsets whose segment files a broker deletes; null without a valid `.log.swap`. */
+  /** [from, to): the offsets whose segment files a broker deletes (LogLoader.load); null without a valid `.log.swap`. */
   range: z.object({ from: int64, to: int64 }).nullable(),
-  /** `.swap` / `.cleaned` / `.deleted` file names a broker deletes. */
+  /** `.swap` / `.cleaned` / `.deleted` file names a broker deletes (LogLoader.removeTempFilesAndCollectSwapFiles). */
   deletedFiles: z.array(z.string()),
 });
 
@@ -207,7 +207,7 @@ export const segmentRow = z.object({
   /** The `.log` file. */
   file: z.string(),
   modifiedAt: isoTime,
-  /** maxTimestamp of the first batch (Kafka's segment "first batch timestamp", spec §10.2), ms; null when empty or none. */
+  /** maxTimestamp of the first batch (Kafka's segment "first batch timestamp", LogSegment.getFirstBatchTimestamp, spec §10.2), ms; null when empty or none. */
   firstTimestamp: int64.nullable(),
   /** Largest timestamp: the time index's last entry on a closed segment, else the last batch's maxTimestamp; ms or null. */
   lastTimestamp: int64.nullable(),
@@ -246,7 +246,7 @@ export const batchRow = z.discriminatedUnion('kind', [
     /** Stored CRC (uint32). */
     crc: z.number().int().nonnegative(),
     crcValid: z.boolean(),
-    /** CRC computed over the batch's bytes (uint32; Kafka's "computed crc"), null when not computed. */
+    /** CRC computed over the batch's bytes (uint32; Kafka's "computed crc", DefaultRecordBatch.ensureValid / LegacyRecord.ensureValid), null when not computed. */
     computedCrc: z.number().int().nonnegative().nullable(),
     /** The algorithm of `crc`: CRC-32C for magic 2 (`DefaultRecordBatch`), CRC-32 for magic 0/1 (`LegacyRecord`). */
     crcAlgorithm: z.enum(['CRC-32C', 'CRC-32']),

@@ -52,8 +52,10 @@ export const DECOMPRESSION_CEILING = 256 * 1024 * 1024;
 
 /**
  * The most bytes the records area of a batch may inflate to: `recordsCount` × the largest record
- * the topic's `max.message.bytes` permits (Kafka's `LogValidator` refuses a larger record), at
- * least one record's worth, and never more than `ceiling`.
+ * the topic's `max.message.bytes` permits uncompressed, at least one record's worth, and never
+ * more than `ceiling`. This is klx's memory bound, not a Kafka rule: a broker checks only the compressed
+ * batch against `max.message.bytes` (UnifiedLog.analyzeAndValidateRecords), so a record that compresses
+ * well can be larger (a producer bounds it by `max.request.size`, KafkaProducer.ensureValidRecordSize).
  * @param recordCount the batch's recordsCount (negative or unknown: treated as 1).
  * @param maxMessageBytes the topic's `max.message.bytes` (bytes; default 1048588).
  * @param ceiling absolute ceiling in bytes (default {@link DECOMPRESSION_CEILING}).

@@ -3,7 +3,8 @@
  * explicit rolls), the cleaner run of each step (retention or compaction, the rule set, the clock
  * and the topic config), the question the step asks and the answer a broker gives. The lesson
  * builder (`lesson-builder.ts`) plays them into a fresh folder with the engine's writer, so every
- * roll, index entry and batch is what a broker would write.
+ * roll, index entry and batch is what a broker would write (the writer follows UnifiedLog.append,
+ * LogSegment.append and LocalLog.roll; each answer names the class of the rule it shows).
  *
  * Each record is appended as its own batch (a producer sending one record per request, as the
  * behaviour cases' notation has it). Timestamps are CreateTime in ms: the textbook lab uses the

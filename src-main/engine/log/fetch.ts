@@ -144,7 +144,7 @@ export interface FetchOptions {
   isolation?: IsolationLevel;
   /** Return control records too (flagged `isControl`); default false. */
   includeControl?: boolean;
-  /** read_uncommitted only: stop at the log end offset (default) or at the high watermark, as a consumer does. */
+  /** read_uncommitted only: stop at the log end offset (default) or at the high watermark, as a consumer does (FetchIsolation.HIGH_WATERMARK in UnifiedLog.read). */
   readUpTo?: 'log-end' | 'high-watermark';
   /** Where aborted transactions come from (see transactions.ts); default 'auto'. */
   txnSource?: TxnSource;
@@ -197,7 +197,7 @@ interface ReadContext {
   limit: bigint;
   /** Aborted transactions to skip (read_committed) or flag (read_uncommitted); null when none known. */
   aborted: readonly AbortedTxn[] | null;
-  /** Stop at a batch whose CRC fails (a consumer with check.crcs=true) instead of flagging its records. */
+  /** Stop at a batch whose CRC fails (a consumer with check.crcs=true: CompletedFetch.maybeEnsureValid) instead of flagging its records. */
   stopAtCorrupt: boolean;
 }
 
@@ -331,7 +331,7 @@ function decodeOrReport(e: WalkedBatch, out: BatchYield, from?: bigint): KafkaRe
   }
 }
 
-/** A batch a consumer with `check.crcs=true` refuses: its CRC was checked and fails. */
+/** A batch a consumer with `check.crcs=true` refuses (CompletedFetch.maybeEnsureValid): its CRC was checked and fails. */
 function failsCrc(h: BatchHeader): boolean {
   return h.crcValid === false;
 }
@@ -458,7 +458,8 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     if (h.lastOffset < cursor) continue;
     if (h.baseOffset >= ctx.limit) break;
     if (ctx.stopAtCorrupt && failsCrc(h)) {
-      // A consumer with check.crcs=true: the records before it are delivered, then it fails here.
+      // A consumer with check.crcs=true: the records before it are delivered, then it fails here (CompletedFetch.fetchRecords
+      // throws at once when it has no record yet, else keeps the error for the next poll).
       const err = corruptRecordError(tp(log), e.segment.files.log, h, cursor);
       if (result.records.length === 0) throw err;
       if (h.baseOffset > cursor) cursor = h.baseOffset;

@@ -4,7 +4,7 @@
  * - `error`: data or an index a reader would trust is wrong (CRC mismatch, bytes that are not a
  *   batch, offsets going backwards, an index entry that does not point at the batch it names, an
  *   aborted transaction missing from the `.txnindex`...);
- * - `warning`: something a broker repairs or tolerates at startup but that is not how a cleanly
+ * - `warning`: something a broker repairs or tolerates at startup (LogLoader.load, LogSegment.recover) but that is not how a cleanly
  *   closed log looks (missing or untrimmed index, stale index entries, zero-filled tail, leftover
  *   `.deleted/.cleaned/.swap` files, checkpoints beyond the log end...);
  * - `info`: facts worth knowing that are normal for real brokers (index entries in the style of older

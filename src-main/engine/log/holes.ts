@@ -1,6 +1,6 @@
 /**
  * Offset holes of a partition: every offset from the first segment's base offset to the log end
- * offset that holds no record a consumer would receive, grouped in ranges, each with its cause
+ * offset that holds no record a consumer would receive (CompletedFetch.nextFetchedRecord), grouped in ranges, each with its cause
  * (spec §3 "offsets need not be contiguous", §4.4, §7, §10.1, §12.4, §13; cases B01, B02, B10, B11,
  * B14, B15). There is no Kafka class for this: it is the explorer's account of Kafka's rules.
  *

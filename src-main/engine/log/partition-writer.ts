@@ -9,9 +9,9 @@
  * - the `.log` holds whole v2 batches only, fsynced before the write returns;
  * - offsets run on from the log end offset (LEO); one append = one batch, stamped with the current
  *   leader epoch (the latest of `leader-epoch-checkpoint`, 0 for a fresh log, as a broker that became
- *   leader with epoch 0 writes it);
+ *   leader with epoch 0 writes it: UnifiedLog.appendAsLeader, LeaderEpochFileCache.assign);
  * - indexes are **trimmed, never preallocated**, in the state a broker leaves after a clean close or
- *   after recovery: the offset index holds exactly the entries of the §9.1 rule, the time index the
+ *   after recovery (LogSegment.onBecomeInactiveSegment, LogSegment.recover): the offset index holds exactly the entries of the §9.1 rule, the time index the
  *   §9.2 entries **plus the final entry** `(maxTimestampSoFar, offsetOfIt)` when it is greater than
  *   the last one. For a segment written only by this module (one batch per append) both files are
  *   byte-identical to what `buildOffsetIndexEntries` / `buildTimeIndexEntries({final: true})`
@@ -653,6 +653,7 @@ export class PartitionWriter {
     if (requested === undefined) return this.currentEpoch;
     if (!Number.isInteger(requested) || requested < 0 || requested > INT32_MAX) throw new KlxError('invalid-argument', `leader epoch ${requested} must be 0..2147483647`);
     if (requested < this.currentEpoch) {
+      // A leader appends with its own epoch (UnifiedLog.appendAsLeader); a new leader's epoch is higher (LeaderEpochFileCache.assign).
       throw new KlxError('invalid-argument', `leader epoch ${requested} is below the partition's current leader epoch ${this.currentEpoch}: a leader stamps its own epoch, and epochs only grow (leader-epoch-checkpoint)`);
     }
     return requested;

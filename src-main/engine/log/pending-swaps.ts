@@ -19,12 +19,12 @@
 import { segmentFileName, type PartitionListing, type TransientFile } from '../files/file-names.ts';
 import { LogSegment } from '../segment/log-segment.ts';
 
-/** A valid `N.log.swap`: cleaner or split output a broker renames to `N.log` at startup. */
+/** A valid `N.log.swap`: cleaner or split output a broker renames to `N.log` at startup (LogLoader.load). */
 export interface SwapFileFacts {
   /** File name, e.g. `00000000000000000000.log.swap`. */
   name: string;
   baseOffset: bigint;
-  /** Base offset of its first batch (above `baseOffset` when the cleaner removed the first records), or null when it holds none. */
+  /** Base offset of its first batch (above `baseOffset` when the cleaner removed the first records: Cleaner.cleanSegments names the file after the group's first segment), or null when it holds none. */
   firstOffset: bigint | null;
   /** Offset after its last batch (Kafka's `LogSegment.readNextOffset`); `baseOffset` when it holds no batch. */
   nextOffset: bigint;

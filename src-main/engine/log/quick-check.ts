@@ -35,7 +35,7 @@ export interface SegmentFilesRef {
   indexPath: string;
   timeindexPath: string;
   txnindexPath: string;
-  /** True for the newest segment (the one a broker appends to). */
+  /** True for the newest segment (the one a broker appends to: LogSegments.activeSegment). */
   isActive: boolean;
 }
 

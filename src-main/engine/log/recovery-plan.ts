@@ -183,7 +183,7 @@ export interface RecoveryPlan {
   partition: number;
   /** The log directory had `.kafka_cleanshutdown`. */
   cleanShutdown: boolean;
-  /** From `recovery-point-offset-checkpoint` (null: none, a broker then uses 0). */
+  /** From `recovery-point-offset-checkpoint` (null: none, a broker then uses 0: LogManager.loadLogs). */
   recoveryPoint: bigint | null;
   truncateAtCorruption: boolean;
   actions: RecoveryAction[];

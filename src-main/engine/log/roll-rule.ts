@@ -23,7 +23,7 @@ export interface RollSegmentState {
   createdMs: bigint;
   /** This segment's roll jitter (ms), in [0, min(segment.jitter.ms, segment.ms)). */
   jitterMs: bigint;
-  /** Offset-index entries (a broker's count: without the final time entry). */
+  /** Offset-index entries (a broker's count, for LogSegment.shouldRoll's offsetIndex().isFull()). */
   offsetIndexEntries: number;
   /** Time-index entries a running broker would hold (without the trailing final entry). */
   timeIndexEntries: number;

@@ -11,7 +11,8 @@
  * 3. from there, the first batch whose maxTimestamp ≥ T is opened and its first record with
  *    timestamp ≥ T and offset ≥ logStartOffset is the answer (in offset order, so with out-of-order
  *    timestamps it may not be the record with the closest timestamp). Control records count, as in
- *    Kafka. If that segment yields nothing, the answer is "none" — Kafka does not look further.
+ *    Kafka. If that segment yields nothing, the answer is "none" — Kafka does not look further
+ *    (UnifiedLog.fetchOffsetByTimestamp asks LogSegment.findOffsetByTimestamp of that one segment only).
  *
  * A segment's largest timestamp: for a closed segment with a sound, non-empty time index, its last
  * entry (a broker appends the segment maximum when it rolls: LogSegment.onBecomeInactiveSegment); otherwise the maximum of the batches'
@@ -81,7 +82,7 @@ export interface FetchableLimit {
   offset: bigint;
   /** `log-end` also when a consumer asks but the high watermark is not known (see `note`). */
   kind: 'log-end' | 'high-watermark' | 'last-stable-offset';
-  /** Why the files did not give it as a broker has it (no or clamped checkpoint entry); null otherwise. */
+  /** Why the files did not give it as a broker has it (no or clamped checkpoint entry, UnifiedLog.updateHighWatermark); null otherwise. */
   note: string | null;
 }
 

@@ -168,6 +168,7 @@ export function formatConfigValue(key: TopicConfigKey, v: TopicConfig[TopicConfi
 
 /** Serialises a partial config as a Java-properties sidecar file. */
 export function formatSidecar(cfg: Partial<TopicConfig>): string {
+  // LogLoader.loadSegmentFiles passes over a file that is neither a segment file, an index nor a snapshot.
   const lines = ['# Topic configuration written by Kafka Log Explorer (klx). Brokers ignore this file.'];
   for (const [k, v] of Object.entries(cfg)) lines.push(`${k}=${formatConfigValue(k as TopicConfigKey, v as TopicConfig[TopicConfigKey])}`);
   return lines.join('\n') + '\n';
@@ -202,12 +203,16 @@ export function readSidecar(partitionDir: string): Partial<TopicConfig> {
   return out;
 }
 
-/** Topics a broker creates compacted (internal topics and Kafka Streams / Connect conventions). */
+/**
+ * Topics created compacted: the internal topics a broker creates (GroupCoordinatorAdapter.groupMetadataTopicConfigs,
+ * TransactionStateManager.transactionTopicConfigs), and Kafka Streams / Connect / Schema Registry conventions
+ * (UnwindowedUnversionedChangelogTopicConfig; WindowedChangelogTopicConfig adds delete; KafkaConfigBackingStore).
+ */
 export function inferredCompacted(topic: string): string | null {
   if (topic === '__consumer_offsets' || topic === '__transaction_state') return `${topic} is an internal topic the broker creates with cleanup.policy=compact`;
   if (topic === '__cluster_metadata') return '__cluster_metadata is the KRaft metadata log (not cleaned like a topic; snapshots replace it)';
   if (topic === '_schemas') return '_schemas (Schema Registry) is created with cleanup.policy=compact';
-  if (/-changelog$/.test(topic)) return 'Kafka Streams changelog topics are created with cleanup.policy=compact';
+  if (/-changelog$/.test(topic)) return 'Kafka Streams changelog topics are created with cleanup.policy=compact (a windowed store\'s with compact,delete)';
   if (/^(connect|_connect|docker-connect)-(configs|offsets|status)$/.test(topic) || /-(configs|offsets|status)$/.test(topic) && topic.includes('connect')) return 'Kafka Connect internal topics are created with cleanup.policy=compact';
   return null;
 }

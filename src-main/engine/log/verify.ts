@@ -14,11 +14,11 @@
  * Facts about real broker data that the checks honour (checked against `shared/kafka-real-data`):
  * - offset-index entries name the **last** offset of the batch that starts at their position;
  * - time-index entries carry the max timestamp of a batch and an offset **inside** that batch. Kafka
- *   trunk writes the batch's last offset (spec §9.2), but brokers up to the 3.x line wrote the offset
+ *   trunk writes (LogSegment.append, KAFKA-16310) the batch's last offset (spec §9.2), but brokers up to the 3.x line wrote the offset
  *   of the record holding the max timestamp (e.g. `multisegment-rolled`), so any offset within
  *   `[baseOffset, lastOffset]` of the batch is accepted;
  * - a leader epoch whose start offset equals the log end offset is normal (a leader elected after
- *   the last append).
+ *   the last append: Partition.makeLeader, LeaderEpochFileCache.assign).
  *
  * Memory is bounded: `.log` files are streamed; only index files (≤ `segment.index.bytes`) are read
  * whole.

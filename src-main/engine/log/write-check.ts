@@ -1,6 +1,6 @@
 /**
  * Checking a partition folder before writing to it: refuses (pointing at `klx repair`) a folder a
- * broker would have to recover first, and loads the active segment's state the writer keeps in
+ * broker would have to recover first (LogLoader.recoverLog, LogSegment.recover), and loads the active segment's state the writer keeps in
  * memory. Reads only.
  */
 import { basename, join } from 'node:path';
@@ -62,7 +62,7 @@ export interface Inspection {
 const REWRITTEN_FILES = new Set([LEADER_EPOCH_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE]);
 
 /**
- * Checks that a broker's recovery would change nothing that matters before we append (see the
+ * Checks that a broker's recovery (LogLoader.recoverLog) would change nothing that matters before we append (see the
  * module comment), and loads the active segment's state. Reads only.
  */
 export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () => number): Inspection {
@@ -117,7 +117,7 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
 
   // Kafka's recovery re-validates every segment from the one holding the recovery point (all of
   // them without one): make sure it would not truncate anything appended after it. Data below the
-  // recovery point was flushed and checked by whoever set it, as a broker trusts it.
+  // recovery point was flushed and checked by whoever set it, as a broker trusts it (LogLoader.recoverLog).
   const rp = log.recoveryPoint;
   let firstIdx = 0;
   let firstPos = 0;
@@ -209,7 +209,7 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
   }
 
   // Largest timestamp so far: exact when the whole segment was read, else Kafka's way (the last
-  // time-index entry, raised only by a strictly larger batch read after it).
+  // time-index entry, raised only by a strictly larger batch read after it: LogSegment.readMaxTimestampAndOffsetSoFar, LogSegment.append).
   if (scannedActiveFrom > 0 && lastTime && lastTime.timestamp >= maxTs) {
     maxTs = lastTime.timestamp;
     offsetOfMax = lastTime.offset;

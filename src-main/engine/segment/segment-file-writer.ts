@@ -1,6 +1,6 @@
 /**
  * Writes a complete, closed segment in one go: `N.log` from encoded batches, and `.index` /
- * `.timeindex` exactly as a broker rebuilds them for those batches (spec §9.1/§9.2 rebuild rules,
+ * `.timeindex` exactly as a broker rebuilds them for those batches (LogSegment.recover; spec §9.1/§9.2 rebuild rules,
  * trimmed as after a clean shutdown or roll), plus an optional `.txnindex`.
  *
  * Used to generate logs (the demo log directory, test scenarios). It writes plain files with fsync;
