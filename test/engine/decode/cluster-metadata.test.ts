@@ -41,10 +41,11 @@ function decodeError(fn: () => unknown): DecodeError {
 
 describe('cluster metadata records', () => {
   it('names every type as MetadataRecordType does', () => {
-    expect([...METADATA_RECORDS.keys()].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28]);
+    expect([...METADATA_RECORDS.keys()].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
     expect(metadataTypeName('ZkMigrationStateRecord')).toBe('ZK_MIGRATION_STATE_RECORD');
     expect(metadataTypeName('NoOpRecord')).toBe('NO_OP_RECORD');
     expect(metadataTypeName('ClearElrRecord')).toBe('CLEAR_ELR_RECORD');
+    expect(metadataTypeName('UnregisterControllerRecord')).toBe('UNREGISTER_CONTROLLER_RECORD');
   });
 
   it('TopicRecord v0', () => {
@@ -121,6 +122,24 @@ describe('cluster metadata records', () => {
     expect(line(frame(17, 2).i32(1).i64(7n).tags([0, i8(1)], [2, bytes().carr(2).uuid(U1).uuid(U2).done()]).done())).toBe(
       `{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":2,"data":{"brokerId":1,"brokerEpoch":7,"fenced":1,"logDirs":["${u1}","${u2}"]}}`,
     );
+  });
+
+  it('CordonedLogDirs (KIP-1066, Kafka 4.3+; nullable, default null since 4.4): RegisterBrokerRecord v4 tag 1, BrokerRegistrationChangeRecord v3 tag 3', () => {
+    const ep = endpoint('PLAINTEXT', 'kafka-1', 9092);
+    const v4 = frame(0, 4).i32(1).bool(false).uuid(U1).i64(7n).carr(1).raw(ep).carr(0).cstr(null).bool(true).bool(false).tags([0, bytes().carr(1).uuid(U3).done()], [1, bytes().carr(1).uuid(U2).done()]).done();
+    expect(line(v4)).toBe(
+      `{"type":"REGISTER_BROKER_RECORD","version":4,"data":{"brokerId":1,"isMigratingZkBroker":false,"incarnationId":"${u1}","brokerEpoch":7,"endPoints":[{"name":"PLAINTEXT","host":"kafka-1","port":9092,"securityProtocol":0}],"features":[],"rack":null,"fenced":true,"inControlledShutdown":false,"logDirs":["${u3}"],"cordonedLogDirs":["${u2}"]}}`,
+    );
+    // absent: null, its default, not printed
+    const v4none = frame(0, 4).i32(1).bool(false).uuid(U1).i64(7n).carr(0).carr(0).cstr(null).bool(true).bool(false).t0().done();
+    expect(line(v4none)).not.toContain('cordoned');
+    // an empty list is not the default (null): printed
+    expect(line(frame(17, 3).i32(1).i64(7n).tags([3, bytes().carr(0).done()]).done())).toBe(`{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,"data":{"brokerId":1,"brokerEpoch":7,"cordonedLogDirs":[]}}`);
+    expect(decodeClusterMetadataRecord(v4).unknownTaggedFields).toEqual([]);
+  });
+
+  it('UnregisterControllerRecord (apiKey 29, Kafka 4.4+, KAFKA-20395)', () => {
+    expect(line(frame(29, 0).i32(3001).t0().done())).toBe('{"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3001}}');
   });
 
   it('ClientQuotaRecord: float64 as Java prints a double, null entity name', () => {

@@ -16,7 +16,9 @@
  * The field tables below are this project's transcription of Kafka's metadata schemas
  * (`metadata/src/main/resources/common/metadata/*.json`, `LeaderChangeMessage.json`,
  * `SnapshotHeaderRecord.json`, `SnapshotFooterRecord.json`, `KRaftVersionRecord.json`,
- * `VotersRecord.json`), every record type and version Kafka has defined, including two types
+ * `VotersRecord.json`), every record type and version Kafka has defined up to 4.4 (checked against a
+ * 4.5-SNAPSHOT tree of Aug 2026: RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3,
+ * UnregisterControllerRecord), including two types
  * Kafka later removed (apiKey 6 AccessControlRecord until 3.4, apiKey 16 RemoveFeatureLevelRecord
  * until 3.2) so logs written by those releases still decode. Pure: no I/O.
  */
@@ -44,7 +46,7 @@ const optionalName = (name: string) => [f(name, 'string', '0+', { nullable: '0+'
 export const METADATA_RECORDS: ReadonlyMap<number, MessageSchema> = new Map<number, MessageSchema>([
   [
     0,
-    message('RegisterBrokerRecord', '0-3', '0+', [
+    message('RegisterBrokerRecord', '0-4', '0+', [
       f('BrokerId', 'int32', '0+'),
       f('IsMigratingZkBroker', 'bool', '2+', { default: false }),
       f('IncarnationId', 'uuid', '0+'),
@@ -55,6 +57,8 @@ export const METADATA_RECORDS: ReadonlyMap<number, MessageSchema> = new Map<numb
       f('Fenced', 'bool', '0+', { default: true }),
       f('InControlledShutdown', 'bool', '1+', { default: false }),
       f('LogDirs', '[]uuid', '3+', { tagged: '3+', tag: 0 }),
+      // v4, Kafka 4.3+ (KIP-1066, KAFKA-19774); nullable with default null since 4.4 (KAFKA-20441)
+      f('CordonedLogDirs', '[]uuid', '4+', { tagged: '4+', tag: 1, nullable: '4+', default: null }),
     ]),
   ],
   [1, message('UnregisterBrokerRecord', '0', '0+', [f('BrokerId', 'int32', '0+'), f('BrokerEpoch', 'int64', '0+')])],
@@ -135,12 +139,14 @@ export const METADATA_RECORDS: ReadonlyMap<number, MessageSchema> = new Map<numb
   [16, message('RemoveFeatureLevelRecord', '0', '0+', [f('Name', 'string', '0+')])],
   [
     17,
-    message('BrokerRegistrationChangeRecord', '0-2', '0+', [
+    message('BrokerRegistrationChangeRecord', '0-3', '0+', [
       f('BrokerId', 'int32', '0+'),
       f('BrokerEpoch', 'int64', '0+'),
       f('Fenced', 'int8', '0+', { tagged: '0+', tag: 0, default: 0 }),
       f('InControlledShutdown', 'int8', '1+', { tagged: '1+', tag: 1, default: 0 }),
       f('LogDirs', '[]uuid', '2+', { tagged: '2+', tag: 2 }),
+      // v3, Kafka 4.3+ (KIP-1066); nullable with default null since 4.4 (KAFKA-20441)
+      f('CordonedLogDirs', '[]uuid', '3+', { tagged: '3+', tag: 3, nullable: '3+', default: null }),
     ]),
   ],
   [18, message('AccessControlEntryRecord', '0', '0+', aclFields(true, false))],
@@ -163,6 +169,8 @@ export const METADATA_RECORDS: ReadonlyMap<number, MessageSchema> = new Map<numb
     ]),
   ],
   [28, message('ClearElrRecord', '0', '0+', [f('TopicName', 'string', '0+')])],
+  // Kafka 4.4+ (KAFKA-20395)
+  [29, message('UnregisterControllerRecord', '0', '0+', [f('ControllerId', 'int32', '0+')])],
 ]);
 
 /** Kafka's `MessageGenerator.toSnakeCase(name).toUpperCase()`: `ZkMigrationStateRecord` → `ZK_MIGRATION_STATE_RECORD`. */

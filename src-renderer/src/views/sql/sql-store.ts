@@ -268,7 +268,8 @@ export const useSql = defineStore('sql', () => {
         title: 'What compaction would remove',
         sql:
           `-- Records compaction removes: every data record older than the latest record of its key,\n` +
-          `-- and keyless records. (The cleaner only cleans closed segments below the last stable offset, and\n` +
+          `-- and keyless records. (The cleaner only cleans closed segments below the last stable offset and\n` +
+          `-- older than min.compaction.lag.ms, LogCleanerManager.cleanableOffsets, and\n` +
           `-- drops a tombstone itself at a clean past its delete horizon: the first clean that kept it\n` +
           `-- + delete.retention.ms, Kafka 3.1+ LogCleaner.)\n` +
           `SELECT r."offset", r.key_text, r.value_text, r.is_tombstone, l."offset" AS superseded_by\n` +
