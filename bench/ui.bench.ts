@@ -76,7 +76,7 @@ function ensureData(dataDir: string): DataMeta {
  */
 
 /** Clicks a partition in the tree and resolves with the ms until the frame that paints its first record rows. */
-async function timeSelect(page: Page, name: string, firstKey: string): Promise<number> {
+export async function timeSelect(page: Page, name: string, firstKey: string): Promise<number> {
   return page.evaluate(`new Promise((resolve, reject) => {
     const node = document.querySelector('[data-testid=tree-partition][data-name=${JSON.stringify(name)}]');
     if (!node) return reject(new Error('no tree node ' + ${JSON.stringify(name)}));
