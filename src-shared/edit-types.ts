@@ -150,7 +150,7 @@ export const editPreview = batchPlacement.extend({
   now: int64,
   compression: editCompression,
   partitionLeaderEpoch: z.number().int(),
-  /** An offset-index entry `(lastOffset → position)` is added (Kafka: more than index.interval.bytes since the last one). */
+  /** An offset-index entry `(lastOffset → position)` is added (Kafka: more than index.interval.bytes since the last one, LogSegment.append). */
   indexEntry: z.boolean(),
   /** A `leader-epoch-checkpoint` entry added by this batch (a fresh log's first batch). */
   leaderEpochEntry: z.object({ epoch: z.number().int(), startOffset: int64 }).nullable(),

@@ -30,6 +30,7 @@ describe('fidelity audit: the matcher', () => {
     expect(claims('x.ts', "throw new Error('a broker would refuse this batch');\n")).toEqual([['a broker would refuse this batch', false, 1]]);
     expect(claims('x.md', 'Like a broker, klx cuts the log.\n')).toEqual([['Like a broker, klx cuts the log.', false, 1]]);
     expect(claims('x.ts', '// as kafka-dump-log prints it\n')).toEqual([['as kafka-dump-log prints it', false, 1]]);
+    expect(claims('x.ts', '/** Size not a multiple of 8 (Kafka: corrupt). */\n')).toEqual([['Size not a multiple of 8 (Kafka: corrupt).', false, 1]]);
   });
 
   it('takes no class name from code, only from prose, and reads the enclosing docstring', () => {

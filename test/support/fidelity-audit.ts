@@ -32,8 +32,8 @@ const SUBJECT = String.raw`(?:(?:a|the|every|each|any|no)\s+(?:kafka\s+)?(?:brok
 /** What it does: a verb of behaviour. */
 const VERB = String.raw`(?:would|does|do|did|will|can(?:not)?|may|must|keeps?|deletes?|removes?|writes?|reads?|stops?|cuts?|truncates?|refuses?|rejects?|ignores?|skips?|fails?|treats?|counts?|sets?|uses?|takes?|returns?|answers?|reports?|logs|throws?|retains?|cleans?|compacts?|drops?|rolls?|prints?|recovers?|rebuilds?|starts?|resets?|commits?|lowers?|raises?|sees?|checks?|accepts?|gives?|makes?|puts?|loads?|renames?|creates?|picks?|fetches?|sends?|serves?|delivers?|applies|apply|expires?|marks?|computes?|clamps?|appends?|knows?|requires?|allows?|never|always|only|not|first|then|also)`;
 
-/** A claim: subject, then within 50 characters of the same sentence a verb; or "as / like / the way" + subject. */
-const CLAIM = new RegExp(String.raw`\b${SUBJECT}\b[^.;!?\n]{0,50}?\b${VERB}\b|\b(?:as|like|the\s+way)\s+${SUBJECT}\b`, 'gi');
+/** A claim: subject, then within 50 characters of the same sentence a verb; "as / like / the way" + subject; or "(Kafka: …". */
+const CLAIM = new RegExp(String.raw`\b${SUBJECT}\b[^.;!?\n]{0,50}?\b${VERB}\b|\b(?:as|like|the\s+way)\s+${SUBJECT}\b|\(kafka:\s`, 'gi');
 
 /** A reference to Kafka's code: CamelCase class (optionally `.method`), KIP-N, KAFKA-N. */
 const CLASS_REF = /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?:\.[a-zA-Z_]+)?\b|\b[A-Z][A-Za-z0-9]*\.[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b|\bKIP-\d+|\bKAFKA-\d+/;

@@ -22,9 +22,9 @@ import { readFileBytes, type WriteOptions } from './fsync-write.ts';
 
 /** What is wrong with an index file. */
 export type IndexProblemKind =
-  /** File length not a multiple of the entry size (Kafka: corrupt). */
+  /** File length not a multiple of the entry size (Kafka: corrupt, OffsetIndex/TimeIndex.sanityCheck). */
   | 'size-not-multiple'
-  /** Last slot's offset below the base offset (Kafka: corrupt). */
+  /** Last slot's offset below the base offset (Kafka: corrupt, OffsetIndex/TimeIndex.sanityCheck). */
   | 'last-offset-below-base'
   /** Last slot's timestamp below the first slot's (time index; Kafka: corrupt). */
   | 'last-timestamp-below-first'
