@@ -39,4 +39,38 @@ describe('dump-log text of __consumer_offsets records', () => {
     const v = bytes().i16(0).i32(7).tags([9, Uint8Array.from([1, 2])]).done();
     expect(decodeInternalRecordText('offsets', key, v).payload).toBe('{"version":"0","data":{"epoch":7},"unknownTaggedFields":[{"tag":9,"data":"AQI="}]}');
   });
+
+  it('AssignmentEpochs (tag 0 of a TopicPartitions entry, KIP-1251, Kafka 4.3+): printed when not null, only in the current assignment', () => {
+    const key = bytes().i16(8).str('cg').str('m1').done();
+    const value = bytes().i16(0).i32(5).i32(4).i8(0)
+      .carr(1).uuid(topicId).cints([0, 3]).tags([0, bytes().cints([5, 4]).done()])
+      .carr(1).uuid(topicId).cints([7]).t0()
+      .t0().done();
+    expect(decodeInternalRecordText('offsets', key, value).payload).toBe(
+      '{"version":"0","data":{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":[{"topicId":"q83vEjRWeJCrze8SNFZ4kA","partitions":[0,3],"assignmentEpochs":[5,4]}],"partitionsPendingRevocation":[{"topicId":"q83vEjRWeJCrze8SNFZ4kA","partitions":[7]}]}}',
+    );
+  });
+
+  it('AssignmentTimestamp (tag 0, KIP-1263, Kafka 4.3+) of the target assignment metadata (types 6, 12, 20), printed when not 0', () => {
+    const v = bytes().i16(0).i32(9).tags([0, bytes().i64(1700000000123n).done()]).done();
+    expect(decodeInternalRecordText('offsets', bytes().i16(6).str('cg').done(), v).payload).toBe('{"version":"0","data":{"assignmentEpoch":9,"assignmentTimestamp":1700000000123}}');
+    expect(decodeInternalRecordText('offsets', bytes().i16(12).str('sg').done(), v).payload).toBe('{"version":"0","data":{"assignmentEpoch":9,"assignmentTimestamp":1700000000123}}');
+    expect(decodeInternalRecordText('offsets', bytes().i16(20).str('app').done(), v).payload).toBe('{"version":"0","data":{"assignmentEpoch":9,"assignmentTimestamp":1700000000123}}');
+    expect(decodeInternalRecordText('offsets', bytes().i16(6).str('cg').done(), bytes().i16(0).i32(9).tags([0, bytes().i64(0n).done()]).done()).payload).toBe('{"version":"0","data":{"assignmentEpoch":9}}');
+  });
+
+  it('StreamsGroupMetadataValue tags 0-3 (Kafka 4.2+/4.4+) and the AssignmentEpochs of a streams task set (Kafka 4.2+)', () => {
+    const key = bytes().i16(17).str('app').done();
+    const cfg = bytes().carr(1).cstr('num.standby.replicas').cstr('1').t0().done();
+    const v = bytes().i16(0).i32(4).i64(-2n).tags([0, bytes().i32(3).done()], [1, cfg], [2, bytes().i32(-2).done()], [3, bytes().i32(-1).done()]).done();
+    expect(decodeInternalRecordText('offsets', key, v).payload).toBe(
+      '{"version":"0","data":{"epoch":4,"metadataHash":-2,"validatedTopologyEpoch":3,"lastAssignmentConfigs":[{"key":"num.standby.replicas","value":"1"}],"storedDescriptionTopologyEpoch":-2}}',
+    );
+    const k22 = bytes().i16(22).str('app').str('m').done();
+    const task = (epochs: boolean) => bytes().carr(1).cstr('0').cints([1, 2]).raw(epochs ? bytes().tags([0, bytes().cints([4, 4]).done()]).done() : bytes().t0().done()).done();
+    const v22 = bytes().i16(0).i32(4).i32(3).i8(0).raw(task(true)).carr(0).carr(0).carr(0).carr(0).carr(0).t0().done();
+    expect(decodeInternalRecordText('offsets', k22, v22).payload).toBe(
+      '{"version":"0","data":{"memberEpoch":4,"previousMemberEpoch":3,"state":0,"activeTasks":[{"subtopologyId":"0","partitions":[1,2],"assignmentEpochs":[4,4]}],"standbyTasks":[],"warmupTasks":[],"activeTasksPendingRevocation":[],"standbyTasksPendingRevocation":[],"warmupTasksPendingRevocation":[]}}',
+    );
+  });
 });

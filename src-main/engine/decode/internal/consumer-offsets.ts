@@ -14,13 +14,13 @@
  * | 3 | ConsumerGroupMetadataKey → ConsumerGroupMetadataValue {Epoch, MetadataHash (tag 0, 4.1+)} | consumer |
  * | 4 | ConsumerGroupPartitionMetadataKey → …PartitionMetadataValue {Topics} | consumer |
  * | 5 | ConsumerGroupMemberMetadataKey {GroupId, MemberId} → …MemberMetadataValue | consumer |
- * | 6 | ConsumerGroupTargetAssignmentMetadataKey → {AssignmentEpoch} | consumer |
+ * | 6 | ConsumerGroupTargetAssignmentMetadataKey → {AssignmentEpoch, AssignmentTimestamp (tag 0, 4.3+)} | consumer |
  * | 7 | ConsumerGroupTargetAssignmentMemberKey → {TopicPartitions} | consumer |
- * | 8 | ConsumerGroupCurrentMemberAssignmentKey → {MemberEpoch, …} | consumer |
+ * | 8 | ConsumerGroupCurrentMemberAssignmentKey → {MemberEpoch, …; entries' AssignmentEpochs (tag 0, 4.3+)} | consumer |
  * | 9 | ShareGroupPartitionMetadataKey → {Topics} | share |
  * | 10 | ShareGroupMemberMetadataKey → {RackId, ClientId, …} | share |
  * | 11 | ShareGroupMetadataKey → {Epoch, MetadataHash (4.1+, not tagged)} | share |
- * | 12 | ShareGroupTargetAssignmentMetadataKey → {AssignmentEpoch} | share |
+ * | 12 | ShareGroupTargetAssignmentMetadataKey → {AssignmentEpoch, AssignmentTimestamp (tag 0, 4.3+)} | share |
  * | 13 | ShareGroupTargetAssignmentMemberKey → {TopicPartitions} | share |
  * | 14 | ShareGroupCurrentMemberAssignmentKey → {MemberEpoch, …} | share |
  * | 15 | ShareGroupStatePartitionMetadataKey → {InitializedTopics, DeletingTopics} | share |
@@ -32,7 +32,9 @@
  * | 22 | StreamsGroupCurrentMemberAssignmentKey → {MemberEpoch, PreviousMemberEpoch, State, …Tasks, …TasksPendingRevocation} | streams |
  * | 23 | StreamsGroupTopologyKey → {Epoch, Subtopologies} | streams |
  *
- * Streams group records (KIP-1071) follow the schemas of **Apache Kafka 4.1.0** (the release commit
+ * Streams group records (KIP-1071) follow the schemas of **Apache Kafka 4.1.0**, plus the tagged fields added
+ * since (checked against a 4.5-SNAPSHOT tree of Aug 2026: StreamsGroupMetadataValue tags 0–3, the task sets'
+ * AssignmentEpochs, AssignmentTimestamp of type 20) (the release commit
  * 13f70256db3c, "Bump version to 4.1.0": `group-coordinator/src/main/resources/common/message/
  * StreamsGroup*.json`, every value version 0, flexible). That release has no record type 18 (the
  * StreamsGroupPartitionMetadata of development builds was dropped for the MetadataHash) nor 24.
@@ -185,6 +187,21 @@ export interface GroupMetadataValueData {
 export interface TopicIdPartitions {
   TopicId: string;
   Partitions: number[];
+  /** Tag 0 of a current member assignment's entry (KIP-1251, Kafka 4.3+): the epoch each partition was assigned at; absent when null. */
+  AssignmentEpochs?: number[];
+}
+
+/**
+ * A tag-0 `AssignmentEpochs` (nullable `[]int32`, default null) of a task or partition entry, set on
+ * `entry` when not null (the JSON converter prints it only then).
+ */
+function assignmentEpochsTag(entry: { AssignmentEpochs?: number[] }): (tag: number, r: ProtocolReader) => boolean {
+  return (tag, r) => {
+    if (tag !== 0) return false;
+    const e = r.array('AssignmentEpochs', true, (x) => x.int32('AssignmentEpochs'), true, 4);
+    if (e !== null) entry.AssignmentEpochs = e;
+    return true;
+  };
 }
 
 /** Decoded value: the value's version and its fields; unknown tagged fields kept raw. */
@@ -391,12 +408,14 @@ const cstrNull = (r: ProtocolReader, what: string) => r.string(what, true, true)
 const cstrings = (r: ProtocolReader, what: string) => r.array(what, true, (x) => cstr(x, what), false, 1)!;
 const cint32s = (r: ProtocolReader, what: string) => r.array(what, true, (x) => x.int32(what), false, 4)!;
 
-function topicIdPartitions(r: ProtocolReader, what: string): TopicIdPartitions[] {
+/** `withEpochs`: the entry knows tag 0 AssignmentEpochs (ConsumerGroupCurrentMemberAssignmentValue only). */
+function topicIdPartitions(r: ProtocolReader, what: string, withEpochs = false): TopicIdPartitions[] {
   return r.array(what, true, (x) => {
     const TopicId = x.uuid(`${what} TopicId`);
     const Partitions = cint32s(x, `${what} Partitions`);
-    x.taggedFields(what);
-    return { TopicId, Partitions };
+    const entry: TopicIdPartitions = { TopicId, Partitions };
+    x.taggedFields(what, withEpochs ? assignmentEpochsTag(entry) : undefined);
+    return entry;
   }, false, 18)!;
 }
 
@@ -416,14 +435,22 @@ function topicMetadata(r: ProtocolReader) {
   }, false, 23)!;
 }
 
+/** A target assignment metadata value: AssignmentEpoch, and tag 0 AssignmentTimestamp (ms, default 0; KIP-1263, Kafka 4.3+) when not 0. */
 function epochValue(value: Uint8Array, name: string, field: 'AssignmentEpoch') {
-  return flexibleValue(value, name, (r) => ({ [field]: r.int32(field) }));
+  return flexibleValue<Record<string, unknown>>(value, name, (r) => ({ [field]: r.int32(field) }), (tag, r, d) => {
+    if (tag !== 0) return false;
+    const t = r.int64('AssignmentTimestamp');
+    if (t !== 0n) d.AssignmentTimestamp = t;
+    return true;
+  });
 }
 
 /** A Kafka Streams task set: the subtopology and its partitions (`TaskIds`, Kafka 4.1.0). */
 export interface StreamsTaskIds {
   SubtopologyId: string;
   Partitions: number[];
+  /** Tag 0 of a current member assignment's task set (Kafka 4.2+): absent when null. */
+  AssignmentEpochs?: number[];
 }
 
 /** A changelog or repartition topic of a subtopology (`TopicInfo`, Kafka 4.1.0). */
@@ -446,12 +473,14 @@ export interface StreamsSubtopology {
   CopartitionGroups: { SourceTopics: number[]; SourceTopicRegex: number[]; RepartitionSourceTopics: number[] }[];
 }
 
-function streamsTaskIds(r: ProtocolReader, what: string): StreamsTaskIds[] {
+/** `withEpochs`: the entry knows tag 0 AssignmentEpochs (StreamsGroupCurrentMemberAssignmentValue only, Kafka 4.2+). */
+function streamsTaskIds(r: ProtocolReader, what: string, withEpochs = false): StreamsTaskIds[] {
   return r.array(what, true, (x) => {
     const SubtopologyId = cstr(x, `${what} SubtopologyId`);
     const Partitions = cint32s(x, `${what} Partitions`);
-    x.taggedFields(`${what} TaskIds`);
-    return { SubtopologyId, Partitions };
+    const entry: StreamsTaskIds = { SubtopologyId, Partitions };
+    x.taggedFields(`${what} TaskIds`, withEpochs ? assignmentEpochsTag(entry) : undefined);
+    return entry;
   }, false, 3)!;
 }
 
@@ -542,8 +571,8 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
         MemberEpoch: r.int32('MemberEpoch'),
         PreviousMemberEpoch: r.int32('PreviousMemberEpoch'),
         State: r.int8('State'),
-        AssignedPartitions: topicIdPartitions(r, 'AssignedPartitions'),
-        PartitionsPendingRevocation: topicIdPartitions(r, 'PartitionsPendingRevocation'),
+        AssignedPartitions: topicIdPartitions(r, 'AssignedPartitions', true),
+        PartitionsPendingRevocation: topicIdPartitions(r, 'PartitionsPendingRevocation', true),
       }));
     case 9:
       return flexibleValue(value, 'ShareGroupPartitionMetadataValue', (r) => ({ Topics: topicMetadata(r) }));
@@ -592,7 +621,26 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
       }));
     // Streams groups (KIP-1071), as Apache Kafka 4.1.0 writes them (see the module comment).
     case 17:
-      return flexibleValue(value, 'StreamsGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch'), MetadataHash: r.int64('MetadataHash') }));
+      // tags: 0 ValidatedTopologyEpoch and 1 LastAssignmentConfigs (Kafka 4.2+), 2 StoredDescriptionTopologyEpoch and
+      // 3 FailedDescriptionTopologyEpoch (4.4+, KAFKA-20621); each kept only when not its default (−1, null), as the JSON converter prints them
+      return flexibleValue<Record<string, unknown>>(value, 'StreamsGroupMetadataValue', (r) => ({ Epoch: r.int32('Epoch'), MetadataHash: r.int64('MetadataHash') }), (tag, r, d) => {
+        const epochTags = ['ValidatedTopologyEpoch', undefined, 'StoredDescriptionTopologyEpoch', 'FailedDescriptionTopologyEpoch'];
+        if (tag === 1) {
+          const cfg = r.array('LastAssignmentConfigs', true, (x) => {
+            const Key = cstr(x, 'LastAssignmentConfig Key');
+            const Value = cstr(x, 'LastAssignmentConfig Value');
+            x.taggedFields('LastAssignmentConfig');
+            return { Key, Value };
+          }, true, 3);
+          if (cfg !== null) d.LastAssignmentConfigs = cfg;
+          return true;
+        }
+        const name = epochTags[tag];
+        if (name === undefined) return false;
+        const e = r.int32(name);
+        if (e !== -1) d[name] = e;
+        return true;
+      });
     case 19:
       return flexibleValue(value, 'StreamsGroupMemberMetadataValue', (r) => {
         const InstanceId = cstrNull(r, 'InstanceId');
@@ -631,12 +679,12 @@ export function decodeConsumerOffsetsValue(type: number, value: Uint8Array): Con
         MemberEpoch: r.int32('MemberEpoch'),
         PreviousMemberEpoch: r.int32('PreviousMemberEpoch'),
         State: r.int8('State'),
-        ActiveTasks: streamsTaskIds(r, 'ActiveTasks'),
-        StandbyTasks: streamsTaskIds(r, 'StandbyTasks'),
-        WarmupTasks: streamsTaskIds(r, 'WarmupTasks'),
-        ActiveTasksPendingRevocation: streamsTaskIds(r, 'ActiveTasksPendingRevocation'),
-        StandbyTasksPendingRevocation: streamsTaskIds(r, 'StandbyTasksPendingRevocation'),
-        WarmupTasksPendingRevocation: streamsTaskIds(r, 'WarmupTasksPendingRevocation'),
+        ActiveTasks: streamsTaskIds(r, 'ActiveTasks', true),
+        StandbyTasks: streamsTaskIds(r, 'StandbyTasks', true),
+        WarmupTasks: streamsTaskIds(r, 'WarmupTasks', true),
+        ActiveTasksPendingRevocation: streamsTaskIds(r, 'ActiveTasksPendingRevocation', true),
+        StandbyTasksPendingRevocation: streamsTaskIds(r, 'StandbyTasksPendingRevocation', true),
+        WarmupTasksPendingRevocation: streamsTaskIds(r, 'WarmupTasksPendingRevocation', true),
       }));
     case 23:
       return flexibleValue(value, 'StreamsGroupTopologyValue', (r) => ({
