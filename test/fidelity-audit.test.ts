@@ -31,6 +31,8 @@ describe('fidelity audit: the matcher', () => {
     expect(claims('x.md', 'Like a broker, klx cuts the log.\n')).toEqual([['Like a broker, klx cuts the log.', false, 1]]);
     expect(claims('x.ts', '// as kafka-dump-log prints it\n')).toEqual([['as kafka-dump-log prints it', false, 1]]);
     expect(claims('x.ts', '/** Size not a multiple of 8 (Kafka: corrupt). */\n')).toEqual([['Size not a multiple of 8 (Kafka: corrupt).', false, 1]]);
+    expect(claims('x.ts', "// Kafka's `updateLatestOffset` sets the map's end.\n")).toEqual([["Kafka's `updateLatestOffset` sets the map's end.", false, 1]]);
+    expect(claims('x.ts', '// A running broker cannot see it.\n')).toEqual([['A running broker cannot see it.', false, 1]]);
   });
 
   it('takes no class name from code, only from prose, and reads the enclosing docstring', () => {

@@ -1,7 +1,8 @@
 /**
  * The fidelity audit: every sentence of the repository's prose (comments, docstrings, string
  * literals, Vue templates, Markdown) that says what Kafka does ("a broker would …", "the cleaner
- * deletes …", "as kafka-dump-log prints it", "like a broker") must name the Kafka class it follows
+ * deletes …", "as kafka-dump-log prints it", "like a broker", "(Kafka: corrupt)", a Kafka method named
+ * without its class as in "Kafka's `logSegments(from, to)`") must name the Kafka class it follows
  * (a CamelCase class or `Class.method`, or a KIP-/KAFKA- reference) close by, or be listed in an
  * allowlist with the reason it is not a claim about Kafka's behaviour.
  *
@@ -27,13 +28,16 @@ export const CLASS_WINDOW = 5;
 const NOT_KAFKA = /Kafka Log Explorer|kafka-log-explorer|kafka-logs|kafka-real-data|kafka-behaviour-cases|kafka-log-format|python3-kafka|\/var\/lib\/kafka|\/kafka\/data|kafka_\w+|kafka-?python|--rules kafka|["']kafka["']/gi;
 
 /** Who a claim is about. */
-const SUBJECT = String.raw`(?:(?:a|the|every|each|any|no)\s+(?:kafka\s+)?(?:broker|log\s+cleaner|cleaner|consumer|coordinator|group\s+coordinator|follower|leader|replica)s?(?:'s?)?|brokers'?|consumers|followers|kafka(?:'s)?|kafka-dump-log(?:\.sh)?|kafka-consumer-groups(?:\.sh)?|DumpLogSegments)(?![-\w])(?<!'s)(?!\s+(?:log|partition|topic|name|config|worker|tasks?|thread|checkpoint)s?\b)`;
+const SUBJECT = String.raw`(?:(?:a|the|every|each|any|no)\s+(?:kafka\s+|real\s+|running\s+|new\s+|restarting\s+|started\s+)?(?:broker|log\s+cleaner|cleaner|consumer|coordinator|group\s+coordinator|follower|leader|replica)s?(?:'s?)?|brokers'?|consumers|followers|kafka(?:'s)?|kafka-dump-log(?:\.sh)?|kafka-consumer-groups(?:\.sh)?|DumpLogSegments)(?![-\w])(?<!'s)(?!\s+(?:log|partition|topic|name|config|worker|tasks?|thread|checkpoint)s?\b)`;
 
 /** What it does: a verb of behaviour. */
 const VERB = String.raw`(?:would|does|do|did|will|can(?:not)?|may|must|keeps?|deletes?|removes?|writes?|reads?|stops?|cuts?|truncates?|refuses?|rejects?|ignores?|skips?|fails?|treats?|counts?|sets?|uses?|takes?|returns?|answers?|reports?|logs|throws?|retains?|cleans?|compacts?|drops?|rolls?|prints?|recovers?|rebuilds?|starts?|resets?|commits?|lowers?|raises?|sees?|checks?|accepts?|gives?|makes?|puts?|loads?|renames?|creates?|picks?|fetches?|sends?|serves?|delivers?|applies|apply|expires?|marks?|computes?|clamps?|appends?|knows?|requires?|allows?|never|always|only|not|first|then|also)`;
 
 /** A claim: subject, then within 50 characters of the same sentence a verb; "as / like / the way" + subject; or "(Kafka: …". */
 const CLAIM = new RegExp(String.raw`\b${SUBJECT}\b[^.;!?\n]{0,50}?\b${VERB}\b|\b(?:as|like|the\s+way)\s+${SUBJECT}\b|\(kafka:\s`, 'gi');
+
+/** A Kafka method named without its class ("Kafka's `logSegments(from, to)`"): a claim to name with `Class.method`. */
+const METHOD_CLAIM = /\b[Kk]afka(?:'s)?\s+`?[a-z][a-z0-9]*[A-Z]\w*/g;
 
 /** A reference to Kafka's code: CamelCase class (optionally `.method`), KIP-N, KAFKA-N. */
 const CLASS_REF = /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?:\.[a-zA-Z_]+)?\b|\b[A-Z][A-Za-z0-9]*\.[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b|\bKIP-\d+|\bKAFKA-\d+/;
@@ -284,7 +288,8 @@ export function claimsIn(file: string, src: string): Claim[] {
   const proseLines = prose.split('\n');
   const out: Claim[] = [];
   for (const p of paragraphs(prose)) {
-    for (const m of p.text.matchAll(CLAIM)) {
+    const matches = [...p.text.matchAll(CLAIM), ...p.text.matchAll(METHOD_CLAIM)].sort((a, b) => a.index - b.index);
+    for (const m of matches) {
       const line = p.lineAt[m.index]!;
       const window = proseLines.slice(Math.max(0, line - CLASS_WINDOW), line + CLASS_WINDOW + 1);
       const inParagraph = p.lineAt.length > 0 ? window.filter((_, k) => {

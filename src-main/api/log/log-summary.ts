@@ -103,7 +103,7 @@ export function dirtyRatioOf(log: PartitionLog): DirtyRatio | null {
   if (uncleanable < firstDirty) uncleanable = firstDirty;
   const holder = log.segmentFor(uncleanable);
   if (holder) uncleanable = holder.baseOffset;
-  // Kafka's logSegments(from, to): the segment holding `from` and every later one whose base < to.
+  // Kafka's UnifiedLog.logSegments(from, to): the segment holding `from` and every later one whose base < to.
   const sizeIn = (from: bigint, to: bigint): number => {
     if (from >= to) return 0;
     let total = 0;

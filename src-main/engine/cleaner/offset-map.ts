@@ -113,7 +113,7 @@ export class SkimpyOffsetMap {
     this.probes = 0;
   }
 
-  /** Sets the end of the range the map covers (Kafka `updateLatestOffset`). */
+  /** Sets the end of the range the map covers (Kafka's `OffsetMap.updateLatestOffset`). */
   updateLatestOffset(offset: number): void {
     this.lastOffset = offset;
   }

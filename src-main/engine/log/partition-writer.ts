@@ -111,8 +111,9 @@ export interface AppendOptions {
   isTransactional?: boolean;
   /**
    * The leader epoch to stamp (default: the current one). A higher epoch starts a new
-   * `leader-epoch-checkpoint` entry at the log end offset, as a new leader's first append does; a lower
-   * one is refused.
+   * `leader-epoch-checkpoint` entry at the log end offset, as a broker does when it becomes leader with that epoch
+   * (Partition.makeLeader → UnifiedLog.maybeAssignEpochStartOffset at its log end offset; UnifiedLog.append assigns
+   * a batch's epoch too); a lower one is refused.
    */
   leaderEpoch?: number;
 }

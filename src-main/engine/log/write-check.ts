@@ -28,7 +28,7 @@ export interface ActiveSegmentState {
   createdMs: bigint;
   jitterMs: bigint;
   offsetIndexEntries: number;
-  /** Kafka `bytesSinceLastIndexEntry`: bytes appended since the last offset-index entry (from its position). */
+  /** Kafka's `LogSegment.bytesSinceLastIndexEntry`: bytes appended since the last offset-index entry (from its position). */
   bytesSinceLastIndexEntry: number;
   /** Time-index entries other than a trailing final entry. */
   timeRegularEntries: number;

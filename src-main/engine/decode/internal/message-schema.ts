@@ -151,7 +151,7 @@ function defaultOf(f: Field): unknown {
   }
 }
 
-/** Kafka's `generateNonDefaultValueCheck`: whether a tagged field's value is printed. */
+/** Kafka's `FieldSpec.generateNonDefaultValueCheck` (used by JsonConverterGenerator): whether a tagged field's value is printed. */
 function differsFromDefault(f: Field, value: unknown): boolean {
   const d = defaultOf(f);
   if (d === null) return value !== null;
