@@ -51,7 +51,7 @@ export const editBytes = z.union([
   }),
 ]);
 
-/** One record header: a UTF-8 key (never null, as in Kafka) and a value. */
+/** One record header: a UTF-8 key (never null, as in Kafka: RecordHeader) and a value. */
 export const editHeader = z.strictObject({ key: z.string().max(EDIT_LIMITS.recordBytes), value: editBytes });
 
 /** One record of the batch to append. */

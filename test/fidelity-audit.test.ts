@@ -33,6 +33,8 @@ describe('fidelity audit: the matcher', () => {
     expect(claims('x.ts', '/** Size not a multiple of 8 (Kafka: corrupt). */\n')).toEqual([['Size not a multiple of 8 (Kafka: corrupt).', false, 1]]);
     expect(claims('x.ts', "// Kafka's `updateLatestOffset` sets the map's end.\n")).toEqual([["Kafka's `updateLatestOffset` sets the map's end.", false, 1]]);
     expect(claims('x.ts', '// A running broker cannot see it.\n')).toEqual([['A running broker cannot see it.', false, 1]]);
+    expect(claims('x.ts', '// Broker behaviour: cut it. Keys are never null, as in Kafka.\n').map((c) => c[0])).toEqual(['Broker behaviour: cut it.', 'Keys are never null, as in Kafka.']);
+    expect(claims('x.ts', '// The leader epoch to stamp.\n')).toEqual([]);
   });
 
   it('takes no class name from code, only from prose, and reads the enclosing docstring', () => {

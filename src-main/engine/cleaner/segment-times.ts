@@ -9,7 +9,7 @@
  *   missing or empty, the `.log` is read (case B08: the value is recomputed from the batches). Only
  *   when no batch carries a timestamp (≥ 0), e.g. v0 data, the `.log` file's mtime is used.
  * - first batch timestamp: the `maxTimestamp` of the segment's first batch (what a broker reloads as
- *   the segment's rolling-based timestamp), used by `max.compaction.lag.ms`.
+ *   the segment's rolling-based timestamp: LogSegment.getFirstBatchTimestamp), used by `max.compaction.lag.ms`.
  *
  * Units: timestamps and mtimes are ms since the epoch, as `bigint`.
  */

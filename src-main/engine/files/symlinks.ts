@@ -9,7 +9,7 @@
  *   `symlink-outside` problem naming the link and where it points;
  * - `'follow'`: every link is followed (`klx ... --follow-symlinks`).
  *
- * A broker follows links like any file (`java.io.File`); this is the tool's own confinement, not a
+ * A broker follows links like any file (`java.io.File` in LogManager.loadLogs); this is the tool's own confinement, not a
  * Kafka rule.
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';

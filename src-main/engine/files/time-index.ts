@@ -127,7 +127,7 @@ export interface TimeIndexBuildOptions {
   indexIntervalBytes?: number;
   /**
    * Append the final `(maxTimestampSoFar, itsOffset)` entry that a broker adds when the segment is
-   * rolled, closed or recovered (default true). False gives what an active segment holds mid-life.
+   * rolled, closed or recovered (default true; LogSegment.onBecomeInactiveSegment, LogSegment.recover). False gives what an active segment holds mid-life.
    */
   final?: boolean;
 }

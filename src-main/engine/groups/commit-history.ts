@@ -2,7 +2,7 @@
  * The commit history of one group and partition: every offset-commit record of that key in
  * `__consumer_offsets` (not only the latest one, as far as compaction kept them), so a stalled or
  * rewound group shows at a glance. Read on demand from the group's `__consumer_offsets` partition
- * only (Kafka places a group by `abs(groupId.hashCode()) % offsets.topic.num.partitions`); memory is
+ * only (Kafka places a group by `abs(groupId.hashCode()) % offsets.topic.num.partitions`, GroupCoordinatorService.partitionFor); memory is
  * bounded by `maxPoints` (older points are thinned out evenly when there are more).
  */
 import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, type OffsetCommitValueData } from '../decode/internal/consumer-offsets.ts';

@@ -200,7 +200,8 @@ export interface RecoveryPlan {
 
 /** Options of {@link planRecovery}. */
 export interface PlanRecoveryOptions {
-  /** Broker behaviour: truncate at the first invalid batch even when valid batches follow, and delete later segments. */
+  /** Broker behaviour: truncate at the first invalid batch even when valid batches follow, and delete later segments
+   * (LogSegment.recover, LogLoader.recoverLog). */
   truncateAtCorruption?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: { bytesDone: number; bytesTotal: number; file: string }) => void;

@@ -225,7 +225,7 @@ export function resolveTopicConfig(topic: string, partitionDir: string | null, o
   const config = { ...DEFAULT_TOPIC_CONFIG, 'cleanup.policy': [...DEFAULT_TOPIC_CONFIG['cleanup.policy']] } as TopicConfig;
   const sources = Object.fromEntries(Object.keys(DEFAULT_TOPIC_CONFIG).map((k) => [k, 'default'])) as Record<TopicConfigKey, ConfigSource>;
   const notes: string[] = [];
-  const why = inferredCompacted(topic) ?? (hasCleanerCheckpoint ? 'the cleaner-offset-checkpoint lists this partition, so a broker has compacted it' : null);
+  const why = inferredCompacted(topic) ?? (hasCleanerCheckpoint ? 'the cleaner-offset-checkpoint lists this partition, so a broker has compacted it (LogCleanerManager.updateCheckpoints writes an entry after a cleaning)' : null);
   if (why) {
     config['cleanup.policy'] = ['compact'];
     sources['cleanup.policy'] = 'inferred';
