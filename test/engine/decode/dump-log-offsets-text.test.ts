@@ -73,4 +73,12 @@ describe('dump-log text of __consumer_offsets records', () => {
       '{"version":"0","data":{"memberEpoch":4,"previousMemberEpoch":3,"state":0,"activeTasks":[{"subtopologyId":"0","partitions":[1,2],"assignmentEpochs":[4,4]}],"standbyTasks":[],"warmupTasks":[],"activeTasksPendingRevocation":[],"standbyTasksPendingRevocation":[],"warmupTasksPendingRevocation":[]}}',
     );
   });
+
+  it('OffsetCommitValue v4: leaderEpoch in schema order (was printed after commitTimestamp); topicId (tag 0, Kafka 4.1+, KAFKA-19141) when not the zero Uuid', () => {
+    const key = bytes().i16(1).str('g').str('orders').i32(0).done();
+    const v = bytes().i16(4).i64(42n).i32(3).cstr('').i64(1700000000000n).tags([0, bytes().uuid(topicId).done()]).done();
+    expect(decodeInternalRecordText('offsets', key, v).payload).toBe('{"version":"4","data":{"offset":42,"leaderEpoch":3,"metadata":"","commitTimestamp":1700000000000,"topicId":"q83vEjRWeJCrze8SNFZ4kA"}}');
+    const zero = bytes().i16(4).i64(42n).i32(3).cstr('').i64(1700000000000n).tags([0, bytes().uuid(new Uint8Array(16)).done()]).done();
+    expect(decodeInternalRecordText('offsets', key, zero).payload).toBe('{"version":"4","data":{"offset":42,"leaderEpoch":3,"metadata":"","commitTimestamp":1700000000000}}');
+  });
 });

@@ -130,6 +130,8 @@ export interface OffsetCommitValueData {
   commitTimestamp: bigint;
   /** v1 only (ms; −1 = use the broker's retention). */
   expireTimestamp?: bigint;
+  /** v4 tag 0 (Kafka 4.1+, KAFKA-19141): the topic's id as Uuid.toString; absent when the zero Uuid (its default). */
+  topicId?: string;
 }
 
 /** A topic and partitions (consumer protocol). */
@@ -274,13 +276,21 @@ export function decodeOffsetCommitValue(value: Uint8Array): ConsumerOffsetsValue
   if (version < 0 || version > 4) throw new DecodeError(0, `OffsetCommitValue version ${version} is not one of 0–4`);
   const flexible = version >= 4;
   const offset = r.int64('offset');
-  const data: OffsetCommitValueData = { offset, metadata: '', commitTimestamp: 0n };
-  if (version >= 3) data.leaderEpoch = r.int32('leaderEpoch');
+  // members in schema order (offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp, topicId): the JSON text follows it
+  const leaderEpoch = version >= 3 ? r.int32('leaderEpoch') : undefined;
+  const data: OffsetCommitValueData = leaderEpoch === undefined ? { offset, metadata: '', commitTimestamp: 0n } : { offset, leaderEpoch, metadata: '', commitTimestamp: 0n };
   data.metadata = r.string('metadata', flexible);
   data.commitTimestamp = r.int64('commitTimestamp');
   if (version === 1) data.expireTimestamp = r.int64('expireTimestamp');
   const out: ConsumerOffsetsValue<OffsetCommitValueData> = { version, data };
-  if (flexible) withUnknown(out, r.taggedFields('OffsetCommitValue'));
+  if (flexible) {
+    withUnknown(out, r.taggedFields('OffsetCommitValue', (tag, tr) => {
+      if (tag !== 0) return false;
+      const id = tr.uuid('topicId');
+      if (id !== 'AAAAAAAAAAAAAAAAAAAAAA') data.topicId = id;
+      return true;
+    }));
+  }
   r.end(`OffsetCommitValue v${version}`);
   return out;
 }
