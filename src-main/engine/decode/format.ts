@@ -325,38 +325,49 @@ export function decodeBytes(registry: FormatRegistry, bytes: Uint8Array | null, 
   }
   if (bytes.byteLength > (ctx.maxBytes ?? DEFAULT_MAX_DECODE_BYTES)) return tooLarge('bytes', 'auto: not inspected', bytes, ctx);
   // Candidates from the most to the least confident, ties in registration order (an insertion
-  // sort: there are a few, and auto runs this for every record it is not sure of).
-  const fs: Format[] = [];
-  const ds: Detection[] = [];
-  for (const f of registry.all()) {
-    const d = f.detect(bytes, ctx);
-    if (!d) continue;
-    let j = ds.length;
-    fs.push(f);
-    ds.push(d);
-    for (; j > 0 && ds[j - 1]!.confidence < d.confidence; j--) {
-      fs[j] = fs[j - 1]!;
-      ds[j] = ds[j - 1]!;
+  // sort: there are a few, and auto runs this for every record it is not sure of). The two lists
+  // are kept for the next call (no formats' decode calls this again; a nested call would get its own).
+  const own = candidatesBusy;
+  const fs: Format[] = own ? [] : candidateFormats;
+  const ds: Detection[] = own ? [] : candidateDetections;
+  candidatesBusy = true;
+  try {
+    let n = 0;
+    for (const f of registry.all()) {
+      const d = f.detect(bytes, ctx);
+      if (!d) continue;
+      let j = n++;
+      for (; j > 0 && ds[j - 1]!.confidence < d.confidence; j--) {
+        fs[j] = fs[j - 1]!;
+        ds[j] = ds[j - 1]!;
+      }
+      fs[j] = f;
+      ds[j] = d;
     }
-    fs[j] = f;
-    ds[j] = d;
+    let rejected: string[] | null = null;
+    let first: Decoded | null = null;
+    for (let c = 0; c < n; c++) {
+      const f = fs[c]!;
+      const d = ds[c]!;
+      // Only the raw-bytes fallback is left: the best candidate's error says more than hex does.
+      if (first && d.confidence < 0.05) return first;
+      const reason = rejected ? `${f.title}: ${d.reason} (not ${rejected.join('; not ')})` : titled(f, d);
+      const r = run(f, bytes, ctx, reason);
+      // A format that claims the topic or found its schema is the answer even when it fails: its error is the news.
+      if (r.ok || d.confidence >= 0.9) return r;
+      first ??= r;
+      (rejected ??= []).push(`${f.name}: ${r.error}`);
+    }
+    return first ?? Decoded.of('bytes', 'no format recognised these bytes', { json: bytes });
+  } finally {
+    if (!own) candidatesBusy = false;
   }
-  const rejected: string[] = [];
-  let first: Decoded | null = null;
-  for (let c = 0; c < fs.length; c++) {
-    const f = fs[c]!;
-    const d = ds[c]!;
-    // Only the raw-bytes fallback is left: the best candidate's error says more than hex does.
-    if (first && d.confidence < 0.05) return first;
-    const reason = rejected.length ? `${f.title}: ${d.reason} (not ${rejected.join('; not ')})` : titled(f, d);
-    const r = run(f, bytes, ctx, reason);
-    // A format that claims the topic or found its schema is the answer even when it fails: its error is the news.
-    if (r.ok || d.confidence >= 0.9) return r;
-    first ??= r;
-    rejected.push(`${f.name}: ${r.error}`);
-  }
-  return first ?? Decoded.of('bytes', 'no format recognised these bytes', { json: bytes });
 }
+
+/** {@link decodeBytes}'s candidate lists, reused by every call that is not nested in another (entries past a call's count are stale). */
+const candidateFormats: Format[] = [];
+const candidateDetections: Detection[] = [];
+let candidatesBusy = false;
 
 /** `<title>: <reason>` of a detection, made once per detection object (formats return constants where they can). */
 const TITLED = new WeakMap<Detection, { title: string; text: string }>();

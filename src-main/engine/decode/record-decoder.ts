@@ -8,7 +8,8 @@
  * `auto` per record asks every format (see `format.ts`); when the winner for a topic's side was
  * sure of itself (confidence ≥ 0.9: the topic's own format, a Confluent schema id found, an Avro
  * container), the next record of that side tries it first and keeps it when it is still as sure,
- * so a million framed records do not pay the whole detection each.
+ * so a million framed records do not pay the whole detection each. Each side remembers the slot of
+ * its last call, so callers decoding key then value of each record stay on the hot path.
  *
  * Hot path (chosen format or auto's sure pick): a format with {@link Format.prepare} makes a reader
  * for one detect key (Confluent framing: the schema of one id, looked up and compiled once); the
@@ -79,10 +80,11 @@ export class RecordDecoder {
   readonly maxBytes: number;
   /** Per side, per topic: the choice in force, its format and reason (chosen), or auto's sure pick. */
   private readonly slots = { key: new Map<string, Slot>(), value: new Map<string, Slot>() };
-  /** The slot of the last call's topic side (a run of records of one topic asks no map). */
-  private lastSlot: Slot | null = null;
-  private lastTopic = '';
-  private lastSide: Side = 'value';
+  /** Per side (callers alternate key and value of each record): the slot and topic of that side's last call. */
+  private lastKeySlot: Slot | null = null;
+  private lastKeyTopic = '';
+  private lastValueSlot: Slot | null = null;
+  private lastValueTopic = '';
   /** One context object reused by every call (decoding is synchronous and formats keep no context). */
   private readonly ctx: DecodeContext = { topic: '', side: 'value', key: null, schemas: null, maxBytes: DEFAULT_MAX_DECODE_BYTES };
 
@@ -111,7 +113,8 @@ export class RecordDecoder {
     this.applyUserSchemas();
     this.slots.key.clear();
     this.slots.value.clear();
-    this.lastSlot = null;
+    this.lastKeySlot = null;
+    this.lastValueSlot = null;
   }
 
   /**
@@ -123,8 +126,8 @@ export class RecordDecoder {
   decode(topic: string, side: Side, bytes: Uint8Array | null, key?: Uint8Array | null, controlType?: number, choice?: string): Decoded {
     // The hot path first: the same topic side as the last call, its reader prepared for the same
     // detect key (e.g. schema id) in the same schema generation; nothing else is looked at.
-    const last = this.lastSlot;
-    if (last !== null && bytes !== null && topic === this.lastTopic && side === this.lastSide && (choice === undefined || choice === last.choice)) {
+    const last = side === 'value' ? this.lastValueSlot : this.lastKeySlot;
+    if (last !== null && bytes !== null && topic === (side === 'value' ? this.lastValueTopic : this.lastKeyTopic) && (choice === undefined || choice === last.choice)) {
       const hot = last.hot;
       if (hot !== null && bytes.byteLength <= this.maxBytes && hot.generation === this.schemas.generation && hot.detectKey(bytes) === hot.key) {
         // decodePrepared's work, written out: one call less between the caller and the library.
@@ -149,8 +152,8 @@ export class RecordDecoder {
     ctx.schemas = this.schemas;
     ctx.maxBytes = this.maxBytes;
     ctx.controlType = controlType;
-    let slot = this.lastSlot;
-    if (slot === null || topic !== this.lastTopic || side !== this.lastSide) {
+    let slot = side === 'value' ? this.lastValueSlot : this.lastKeySlot;
+    if (slot === null || topic !== (side === 'value' ? this.lastValueTopic : this.lastKeyTopic)) {
       const slots = this.slots[side];
       slot = slots.get(topic) ?? null;
       if (!slot) {
@@ -160,9 +163,13 @@ export class RecordDecoder {
         slot = { choice: c, format, reason: format ? chosenReason(format, ctx) : '', sure: null, sureReason: '', sureKey: null, sureGeneration: this.schemas.generation, hot: null };
         slots.set(topic, slot);
       }
-      this.lastSlot = slot;
-      this.lastTopic = topic;
-      this.lastSide = side;
+      if (side === 'value') {
+        this.lastValueSlot = slot;
+        this.lastValueTopic = topic;
+      } else {
+        this.lastKeySlot = slot;
+        this.lastKeyTopic = topic;
+      }
     }
     if (choice !== undefined && choice !== slot.choice) return decodeBytes(this.formats, bytes, ctx, choice);
     const generation = this.schemas.generation;

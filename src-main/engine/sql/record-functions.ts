@@ -366,9 +366,15 @@ export class RecordFunctions {
     const children = DECODED_FIELDS.map((_, i) => bindings.struct_vector_get_child(out, i));
     const childNulls = children.map((c) => new NullWriter(c, p.n));
     const ids = new Int32Array(p.n);
+    let row = 0;
+    // One closure per chunk, not per row.
+    const text = (i: number, s: string | null | undefined) => {
+      if (s === null || s === undefined) childNulls[i]!.setNull(row);
+      else bindings.vector_assign_string_element(children[i]!, row, s);
+    };
     const decoder = p.n > 0 ? this.reader.source.decoder() : null;
     const partitions = this.reader.source.partitions;
-    for (let row = 0; row < p.n; row++) {
+    for (row = 0; row < p.n; row++) {
       const r = decoder === null || placeIsNull(p, row) ? null : this.recordAt(p, row);
       const topic = partitions[p.pid[row]!]?.topic ?? '';
       if (r === null || decoder === null || (r.control !== undefined && topic !== '__cluster_metadata')) {
@@ -379,10 +385,6 @@ export class RecordFunctions {
       const controlType = r.control?.typeId;
       const k = decoder.decode(topic, 'key', r.key, null, controlType);
       const v = decoder.decode(topic, 'value', r.value, r.key, controlType);
-      const text = (i: number, s: string | null | undefined) => {
-        if (s === null || s === undefined) childNulls[i]!.setNull(row);
-        else bindings.vector_assign_string_element(children[i]!, row, s);
-      };
       text(0, k.format);
       text(1, v.format);
       text(2, k.jsonText);

@@ -148,3 +148,33 @@ describe('the reader kept for a schema id answers what the generic decode does (
     }
   }, 60_000);
 });
+
+describe('keys and values decoded in turn keep each side on its own remembered format (python3-avro bodies, _schemas by klx append)', () => {
+  it('orders key (int64) and value (Avro id 7) alternating, then a payments record between: the same answers as one decoder per side', async () => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const opened = openPath(fx.logDir);
+      const registry = schemasOf(opened).registry;
+      const recs = (topic: string) => {
+        const part = allPartitions(opened).find((p) => p.log.topic === topic)!.log;
+        return [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => ({ topic, key: r.key, value: r.value })) : []));
+      };
+      const orders = recs('orders');
+      const seq = [orders[0]!, orders[1]!, recs('payments')[0]!, orders[2]!, orders[0]!];
+      const both = new RecordDecoder({ schemas: registry });
+      const keys = new RecordDecoder({ schemas: registry });
+      const values = new RecordDecoder({ schemas: registry });
+      const seen = (d: ReturnType<RecordDecoder['decode']>) => [d.format, d.reason, d.jsonText, d.error, d.schemaId];
+      for (const r of seq) {
+        const d = both.decodeRecord(r.topic, r.key, r.value);
+        expect([seen(d.key), seen(d.value)]).toEqual([seen(keys.decode(r.topic, 'key', r.key)), seen(values.decode(r.topic, 'value', r.value, r.key))]);
+      }
+      const last = both.decodeRecord('orders', orders[0]!.key, orders[0]!.value);
+      expect([last.key.format, last.key.text, last.value.schemaId, last.value.jsonText]).toEqual(['long', '1', 7, fx.expected.orders[0]]);
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});
