@@ -35,6 +35,7 @@ describe('fidelity audit: the matcher', () => {
     expect(claims('x.ts', '// A running broker cannot see it.\n')).toEqual([['A running broker cannot see it.', false, 1]]);
     expect(claims('x.ts', '// Broker behaviour: cut it. Keys are never null, as in Kafka.\n').map((c) => c[0])).toEqual(['Broker behaviour: cut it.', 'Keys are never null, as in Kafka.']);
     expect(claims('x.ts', '// The leader epoch to stamp.\n')).toEqual([]);
+    expect(claims('x.ts', '// A sub-folder (ignored by Kafka); a Kafka log folder.\n').map((c) => c[0])).toEqual(['A sub-folder (ignored by Kafka);']);
   });
 
   it('takes no class name from code, only from prose, and reads the enclosing docstring', () => {

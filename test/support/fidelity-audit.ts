@@ -34,7 +34,7 @@ const SUBJECT = String.raw`(?:(?:a|the|every|each|any|no)\s+(?:kafka\s+|real\s+|
 const VERB = String.raw`(?:would|does|do|did|will|can(?:not)?|may|must|keeps?|deletes?|removes?|writes?|reads?|stops?|cuts?|truncates?|refuses?|rejects?|ignores?|skips?|fails?|treats?|counts?|sets?|uses?|takes?|returns?|answers?|reports?|logs|throws?|retains?|cleans?|compacts?|drops?|rolls?|prints?|recovers?|rebuilds?|starts?|resets?|commits?|lowers?|raises?|sees?|checks?|accepts?|gives?|makes?|puts?|loads?|renames?|creates?|picks?|fetches?|sends?|serves?|delivers?|applies|apply|expires?|marks?|computes?|clamps?|appends?|knows?|requires?|allows?|never|always|only|not|first|then|also|validates?|re-?validates?|reloads?|adds?|follows?|places?|assigns?|stamps?|trusts?|tolerates?|repairs?|parses?|compares?|flushes?|has\s+\w+ed)`;
 
 /** A claim: subject, then within 50 characters of the same sentence a verb; "as / like / the way" + subject; or "(Kafka: …". */
-const CLAIM = new RegExp(String.raw`\b${SUBJECT}\b[^.;!?\n]{0,50}?\b${VERB}\b|\b(?:as|like|the\s+way)\s+(?:in\s+)?${SUBJECT}\b|\(kafka:\s|\bbroker\s+behaviou?r\b`, 'gi');
+const CLAIM = new RegExp(String.raw`\b${SUBJECT}\b[^.;!?\n]{0,50}?\b${VERB}\b|\b(?:as|like|the\s+way)\s+(?:in\s+)?${SUBJECT}\b|\(kafka:\s|\bbroker\s+behaviou?r\b|\bby\s+(?:a|the)\s+(?:broker|cleaner|coordinator|consumer)s?\b|\bby\s+kafka\b(?!\s+(?:log|partition|topic|name|config)s?\b)`, 'gi');
 
 /** A Kafka method named without its class ("Kafka's `logSegments(from, to)`"): a claim to name with `Class.method`. */
 const METHOD_CLAIM = /\b[Kk]afka(?:'s)?\s+`?[a-z][a-z0-9]*[A-Z]\w*/g;

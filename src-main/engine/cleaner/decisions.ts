@@ -107,6 +107,7 @@ export const REASON_TEXT: Record<DecisionReason, string> = {
   'latest-for-key': 'the latest offset of its key in the offset map',
   superseded: 'a later offset of the same key is in the offset map',
   'beyond-map': "past the offset map's last offset, not cleaned this round",
+  // Cleaner.shouldRetainRecord drops a keyless record and counts it in CleanerStats.invalidMessage.
   keyless: 'a record without a key (dropped and counted invalid by Kafka, kept by the classic rules)',
   'tombstone-until-horizon': 'a tombstone before its delete horizon',
   'tombstone-horizon-passed': 'a tombstone past its delete horizon',

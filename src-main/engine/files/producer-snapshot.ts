@@ -64,7 +64,7 @@ export interface ProducerSnapshotFile {
   entries: ProducerSnapshotEntry[];
   /** File size in bytes. */
   fileSize: number;
-  /** Bytes after the last entry (covered by the CRC, ignored by Kafka's reader). */
+  /** Bytes after the last entry (covered by the CRC, ignored by Kafka's reader, ProducerStateManager.readSnapshot). */
   trailingBytes: number;
 }
 

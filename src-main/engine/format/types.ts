@@ -119,7 +119,7 @@ export interface ControlRecordInfo {
 export interface KafkaRecord {
   readonly offset: bigint;
   readonly timestamp: bigint;
-  /** v2 record attributes byte (unused by Kafka; 0) or the v0/v1 inner message attributes. */
+  /** v2 record attributes byte (unused by Kafka: DefaultRecord writes 0) or the v0/v1 inner message attributes. */
   readonly attributes: number;
   readonly key: Uint8Array | null;
   readonly value: Uint8Array | null;

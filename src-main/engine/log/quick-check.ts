@@ -189,6 +189,7 @@ export function folderFindings(log: PartitionLog): Finding[] {
       out.push(finding('info', 'unknown-file', join(log.dir, u.name), 'a file a broker does not know (LogLoader.loadSegmentFiles ignores it)', { size: u.size }));
     }
   }
+  // LogLoader lists only files (File.isFile) in a partition folder.
   for (const d of l.directories) out.push(finding('info', 'unknown-file', join(log.dir, d), 'a sub-directory inside a partition folder (ignored by Kafka)', {}));
   if (l.segments.length === 0) {
     out.push(finding('warning', 'no-segment', log.dir, `no segment: a broker creates an empty one at the log start offset ${log.logStartOffset} (LogLoader.recoverLog)`, { logStartOffset: j(log.logStartOffset) }));

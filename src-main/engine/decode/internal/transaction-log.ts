@@ -122,8 +122,8 @@ export function transactionLogKeyText(key: TransactionLogKey): string {
 
 /**
  * dump-log's payload text: `{"version":"1","data":{…}}` with `transactionStatus` as its state name
- * (Kafka 4.4+), or `<DELETE>` for a tombstone. Unknown tagged fields (not printed by Kafka) are
- * appended as `"unknownTaggedFields":[…]`.
+ * (Kafka 4.4+), or `<DELETE>` for a tombstone. Unknown tagged fields (not printed by Kafka: the converters
+ * JsonConverterGenerator writes know only the schema's fields) are appended as `"unknownTaggedFields":[…]`.
  */
 export function transactionLogValueText(value: TransactionLogValue | null): string {
   if (value === null) return '<DELETE>';
