@@ -81,4 +81,10 @@ describe('dump-log text of __consumer_offsets records', () => {
     const zero = bytes().i16(4).i64(42n).i32(3).cstr('').i64(1700000000000n).tags([0, bytes().uuid(new Uint8Array(16)).done()]).done();
     expect(decodeInternalRecordText('offsets', key, zero).payload).toBe('{"version":"4","data":{"offset":42,"leaderEpoch":3,"metadata":"","commitTimestamp":1700000000000}}');
   });
+
+  it('GroupMetadataValue v2+: currentStateTimestamp before members, in schema order', () => {
+    const key = bytes().i16(2).str('g').done();
+    const v = bytes().i16(2).str('consumer').i32(1).str('range').str('m1').i64(77n).arr(0).done();
+    expect(decodeInternalRecordText('offsets', key, v).payload).toBe('{"version":"2","data":{"protocolType":"consumer","generation":1,"protocol":"range","leader":"m1","currentStateTimestamp":77,"members":[]}}');
+  });
 });

@@ -362,8 +362,10 @@ export function decodeGroupMetadataValue(value: Uint8Array): ConsumerOffsetsValu
   const generation = r.int32('generation');
   const protocol = r.string('protocol', flexible, true);
   const leader = r.string('leader', flexible, true);
-  const data: GroupMetadataValueData = { protocolType, generation, protocol, leader, members: [] };
-  if (version >= 2) data.currentStateTimestamp = r.int64('currentStateTimestamp');
+  // members in schema order (currentStateTimestamp before members): the JSON text follows it
+  const currentStateTimestamp = version >= 2 ? r.int64('currentStateTimestamp') : undefined;
+  const data: GroupMetadataValueData =
+    currentStateTimestamp === undefined ? { protocolType, generation, protocol, leader, members: [] } : { protocolType, generation, protocol, leader, currentStateTimestamp, members: [] };
   const out: ConsumerOffsetsValue<GroupMetadataValueData> = { version, data };
   const unknown: UnknownTaggedField[] = [];
   data.members = r.array('members', flexible, (rr) => {
