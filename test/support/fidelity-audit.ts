@@ -58,9 +58,10 @@ export interface Claim {
 
 /** Blank code in TypeScript/JavaScript source, keeping comment and string text (same length, newlines kept). */
 export function proseOfScript(src: string): string {
-  const out = src.split('');
+  // drop[i] = 1: character i is code or a delimiter (blanked in the result; newlines are always kept).
+  const drop = new Uint8Array(src.length + 2);
   const blank = (i: number) => {
-    if (out[i] !== '\n') out[i] = ' ';
+    drop[i] = 1;
   };
   let i = 0;
   // Stack of template-literal brace depths: inside `${`, code until its matching `}`.
@@ -103,7 +104,7 @@ export function proseOfScript(src: string): string {
         if (src[i] === '\\') {
           blank(i);
           i++;
-          if (src[i] === 'n') out[i] = ' ';
+          if (src[i] === 'n') drop[i] = 1;
         }
         i++;
       }
@@ -121,7 +122,7 @@ export function proseOfScript(src: string): string {
         if (src[i] === '\\') {
           blank(i);
           i++;
-          if (src[i] === 'n') out[i] = ' ';
+          if (src[i] === 'n') drop[i] = 1;
         }
         i++;
       }
@@ -159,11 +160,20 @@ export function proseOfScript(src: string): string {
     }
     if (c === '{') depth++;
     else if (c === '}') depth--;
-    if (!/\s/.test(c)) prev = c;
-    blank(i);
+    if (c !== ' ' && c !== '\n' && c !== '\t' && c !== '\r') prev = c;
+    drop[i] = 1;
     i++;
   }
-  return out.join('');
+  // Runs of kept text as they are; runs of dropped characters as spaces, newlines kept.
+  const parts: string[] = [];
+  let start = 0;
+  for (let k = 1; k <= src.length; k++) {
+    if (k < src.length && drop[k] === drop[start]) continue;
+    const run = src.slice(start, k);
+    parts.push(drop[start] ? run.replace(/[^\n]/g, ' ') : run);
+    start = k;
+  }
+  return parts.join('');
 }
 
 /** A start or end tag of a Vue template, attributes included (a `>` inside a quoted value does not end it). */
