@@ -43,7 +43,7 @@ export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
   holes: 'Offset ranges that hold no deliverable record, with their cause (compaction, control records, aborted transactions, below logStartOffset...).',
   partitions: 'One row per partition: logStartOffset, logEndOffset, high watermark, checkpoints, cleanup.policy, counts.',
   damage: 'Bytes that are not batches, undecodable batches and CRC mismatches: file, byte position, reason.',
-  group_offsets: 'Latest committed offset of each consumer group, topic and partition: log start/end offsets, lag (log end − committed), record_lag (records actually left), diagnosis, next_offset, expired.',
+  group_offsets: 'Latest committed offset of each consumer group, topic and partition: log start/end offsets and high watermark, lag (high watermark − committed, as kafka-consumer-groups.sh prints LAG: ConsumerGroupCommand), record_lag (records actually left), diagnosis, next_offset, expired.',
   group_metadata: 'One row per consumer group loaded from __consumer_offsets: type (classic, consumer, share, simple), protocol, state, generation or epoch, members, topics, total lag.',
   group_members: 'Members of classic, KIP-848 consumer and share groups: member id, client id, host, timeouts, member epoch, subscription, assignment.',
   consumer_offsets: 'Every record of __consumer_offsets decoded: record type, group, member, committed topic/partition/offset, key and value as JSON, or the decode error.',
