@@ -36,13 +36,23 @@ const textEncoder = new TextEncoder();
 /** Long.MAX_VALUE: the largest offset; the log end offset after a batch must not pass it. */
 export const INT64_MAX = (1n << 63n) - 1n;
 
+/** Long.MIN_VALUE. */
+const INT64_MIN = -(1n << 63n);
+
 /**
  * Refuses a batch whose offsets leave the int64 range: its lastOffset + 1 (the log end offset after
  * it) must be at most 2^63 − 1, as every offset Kafka hands out is (`UnifiedLog` assigns
- * `logEndOffset`, a `long`).
+ * `logEndOffset`, a `long`), and its lastOffset (baseOffset + a negative lastOffsetDelta) at least
+ * −2^63 (`DefaultRecordBatch.lastOffset` is `long` arithmetic, which would wrap there).
  * @throws KlxError `offset-overflow` with the batch position and both offsets in details.
  */
 export function checkOffsetRange(baseOffset: bigint, lastOffset: bigint, position: number): void {
+  if (lastOffset < INT64_MIN) {
+    throw new KlxError('offset-overflow', `batch at baseOffset ${baseOffset} ends at offset ${lastOffset}: below −2^63 (Long.MIN_VALUE), where DefaultRecordBatch.lastOffset's long arithmetic wraps; no broker writes it`, {
+      position,
+      details: { baseOffset: baseOffset.toString(), lastOffset: lastOffset.toString() },
+    });
+  }
   if (lastOffset >= INT64_MAX) {
     throw new KlxError('offset-overflow', `batch at baseOffset ${baseOffset} ends at offset ${lastOffset}: the next offset would be past 2^63 − 1 (Long.MAX_VALUE), which no broker can write`, {
       position,

@@ -7,6 +7,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
 import type { MethodName, Res } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { scanLogFile, type DamageEntry } from '../../../src-main/engine/format/log-reader.ts';
@@ -16,6 +17,8 @@ import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 
 const INT64_MAX = (1n << 63n) - 1n;
+/** kafkajs's CRC-32C (an implementation independent of ours). */
+const kjsCrc32C = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/crc32C') as (b: Buffer) => number;
 let server: ServerApi;
 let root: string;
 
@@ -67,6 +70,34 @@ describe('int64 offsets at the edge', () => {
     const overflow = report.findings.filter((f) => f.code === 'offset-overflow');
     expect(overflow).toHaveLength(1);
     expect(overflow[0]).toMatchObject({ severity: 'error', file: log, position: 0 });
+  });
+});
+
+describe('int64 offsets at the low edge (fuzz seed 401, input 899400)', () => {
+  it('a batch at baseOffset −2^63 whose lastOffsetDelta is negative (valid CRC) is an offset-overflow finding, not a contract failure', async () => {
+    const d = join(root, 'low-edge');
+    mkdirSync(d, { recursive: true });
+    buildPartition(d, { topic: 'orders', partition: 0, segments: [{ batches: singles(rec('a', '1', 1000)) }] });
+    const low = Buffer.from(encodeBatch({ baseOffset: -(1n << 63n), compression: 'none', records: [{ timestamp: 1000n, key: 'k', value: 'v' }] }));
+    low.writeInt32BE(-5, 23); // lastOffsetDelta
+    low.writeUInt32BE(kjsCrc32C(low.subarray(21)) >>> 0, 17); // CRC-32C by kafkajs, over attributes..end
+    buildPartition(d, { topic: 'orders', partition: 1, segments: [{ baseOffset: 0n, batches: [low], noIndex: true, noTimeIndex: true }] });
+
+    const items = [...scanLogFile(join(d, 'orders-1', '00000000000000000000.log'))];
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ type: 'corrupt-region', position: 0, size: low.length, code: 'offset-overflow' });
+    expect((items[0] as DamageEntry).reason).toBe("batch at baseOffset -9223372036854775808 ends at offset -9223372036854775813: below −2^63 (Long.MIN_VALUE), where DefaultRecordBatch.lastOffset's long arithmetic wraps; no broker writes it");
+
+    for (const [method, req] of [['log.open', { path: d }], ['log.partition', { dir: join(d, 'orders-1') }]] as const) {
+      const env = await dispatch(method, req);
+      expect(env.ok, `${method}: ${JSON.stringify(env)}`).toBe(true);
+    }
+    const env = await dispatch('log.open', { path: d });
+    if (!env.ok) return;
+    expect((env.result as Res<'log.open'>).logDirs[0]!.partitions.map((p) => [p.name, p.logEndOffset])).toEqual([
+      ['orders-0', '1'],
+      ['orders-1', '0'],
+    ]);
   });
 });
 
