@@ -219,7 +219,7 @@ function iso(ms: number): string {
 export function segmentRowsOf(log: PartitionLog): SegmentRow[] {
   const refs = segmentRefs(log);
   const logStart = log.logStartOffset;
-  const cleanShutdown = log.checkpoints.cleanShutdown;
+  const cleanShutdown = log.startupCleanShutdown;
   return log.segments.map((seg, i) => {
     const ref = refs[i]!;
     let problems: Finding[] = [];

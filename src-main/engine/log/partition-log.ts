@@ -213,6 +213,26 @@ export class PartitionLog {
     return this.checkpoints.recoveryPoint.get(tpKey(this.topic, this.partition)) ?? null;
   }
 
+  /**
+   * Whether a broker's startup recovery takes this partition's last shutdown as clean: the log dir's
+   * `.kafka_cleanshutdown`, except for the KRaft metadata log `__cluster_metadata`, which a KRaft node
+   * loads itself as never cleanly shut down (KafkaRaftLog.createLog, 3.x KafkaMetadataLog.apply:
+   * `UnifiedLog.create(…, lastShutdownClean = false, …)`).
+   */
+  get startupCleanShutdown(): boolean {
+    return this.topic === '__cluster_metadata' ? false : this.checkpoints.cleanShutdown;
+  }
+
+  /**
+   * The recovery point a broker's startup recovery starts from (offsets): this partition's
+   * `recovery-point-offset-checkpoint` entry (null: none, i.e. 0), except for `__cluster_metadata`,
+   * which a KRaft node loads with recovery point 0 whatever the checkpoint says, so it re-validates
+   * every segment at every start (KafkaRaftLog.createLog, 3.x KafkaMetadataLog.apply).
+   */
+  get startupRecoveryPoint(): bigint | null {
+    return this.topic === '__cluster_metadata' ? 0n : this.recoveryPoint;
+  }
+
   /** First dirty offset from cleaner-offset-checkpoint, or null (never cleaned). */
   get cleanerCheckpoint(): bigint | null {
     return this.checkpoints.cleanerOffset.get(tpKey(this.topic, this.partition)) ?? null;

@@ -359,7 +359,7 @@ export function logDirFindings(d: LogDirectory): Finding[] {
  */
 export function quickCheckPartition(log: PartitionLog): Finding[] {
   const out = folderFindings(log);
-  const cleanShutdown = log.checkpoints.cleanShutdown;
+  const cleanShutdown = log.startupCleanShutdown;
   for (const ref of segmentRefs(log)) {
     for (const f of indexFileFindings(ref, readSegmentIndexes(ref), cleanShutdown)) {
       f.details.kafkaRebuild = f.code === 'missing-index' || (f.code === 'corrupt-index' && f.details.kind === 'txn-last-offset-below-base');
@@ -378,10 +378,16 @@ export function quickCheckPartition(log: PartitionLog): Finding[] {
  * the quick check and the API's verify, so both list it.
  */
 export function recoveryNeededFinding(log: PartitionLog): Finding | null {
-  if (log.checkpoints.cleanShutdown || log.segments.length === 0) return null;
-  const rp = log.recoveryPoint ?? 0n;
+  if (log.startupCleanShutdown || log.segments.length === 0) return null;
+  const rp = log.startupRecoveryPoint ?? 0n;
   const from = log.segmentFor(rp) ?? log.segments[0]!;
   const n = log.segments.filter((s) => s.baseOffset >= from.baseOffset).length;
+  if (log.topic === '__cluster_metadata') {
+    return finding('info', 'recovery-needed', log.dir, `the KRaft metadata log: a KRaft node re-validates all ${n} segment${n === 1 ? '' : 's'} of ${basename(log.dir)} from offset 0 at every start, whatever .kafka_cleanshutdown and the recovery-point checkpoint say, and rebuilds their indexes (KafkaRaftLog.createLog loads it with recovery point 0 and lastShutdownClean false; LogLoader.recoverLog)`, {
+      recoveryPoint: j(rp),
+      segments: n,
+    });
+  }
   return finding('info', 'recovery-needed', join(dirname(log.dir), '.kafka_cleanshutdown'), `no clean-shutdown marker: for ${basename(log.dir)} a broker re-validates ${n} segment${n === 1 ? '' : 's'} from the recovery point ${rp} on (segment ${from.baseOffset}) and rebuilds their indexes (LogLoader.recoverLog)`, {
     recoveryPoint: j(rp),
     segments: n,
@@ -413,7 +419,7 @@ export function tailCheckPartition(log: PartitionLog): Finding[] {
   for (const [segIndex, seg] of log.segments.entries()) {
     const size = seg.size;
     if (size === 0) continue;
-    const startup = startupRecoveryOf(bases, segIndex, log.checkpoints.cleanShutdown, log.recoveryPoint, seg.files.indexSize < 0);
+    const startup = startupRecoveryOf(bases, segIndex, log.startupCleanShutdown, log.startupRecoveryPoint, seg.files.indexSize < 0);
     let start = 0;
     let hasEntry = false;
     if (seg.files.indexSize > 0) {

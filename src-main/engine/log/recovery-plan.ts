@@ -313,7 +313,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   const dir = log.dir;
   const l = log.listing;
   const truncateAtCorruption = opts.truncateAtCorruption ?? false;
-  const cleanShutdown = log.checkpoints.cleanShutdown;
+  const cleanShutdown = log.startupCleanShutdown;
   const interval = log.config.config['index.interval.bytes'];
   const key = tpKey(log.topic, log.partition);
 
@@ -322,7 +322,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   // A broker follows the link (FileRecords.openChannel opens whatever the path resolves to), so nothing
   // klx could plan here is what a broker does: plan nothing and say so.
   if (l.refusedLinks.length > 0) {
-    const rp0 = log.recoveryPoint;
+    const rp0 = log.startupRecoveryPoint;
     return {
       dir,
       topic: log.topic,
@@ -423,7 +423,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
   });
 
   // Pass 4: validate, decide truncations and rebuilds.
-  const rp = log.recoveryPoint;
+  const rp = log.startupRecoveryPoint;
   let recoverFrom = 0;
   for (let i = 0; i < bases.length; i++) if (bases[i]! <= (rp ?? 0n)) recoverFrom = i;
   const ctx = newScanContext(cleanShutdown);

@@ -556,7 +556,7 @@ export interface VerifyReport {
 export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {}): Promise<VerifyReport> {
   const findings = folderFindings(log);
   const refs = segmentRefs(log);
-  const ctx = newScanContext(log.checkpoints.cleanShutdown);
+  const ctx = newScanContext(log.startupCleanShutdown);
   const bytesTotal = log.segments.reduce((s, x) => s + Math.max(0, x.size), 0);
   let bytesBefore = 0;
   let batches = 0;
@@ -569,7 +569,7 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
   for (const [i, ref] of refs.entries()) {
     throwIfAborted(opts.signal);
     const scan = await scanSegment(ref, ctx, {
-      startup: startupRecoveryOf(bases, i, log.checkpoints.cleanShutdown, log.recoveryPoint, ref.index === null),
+      startup: startupRecoveryOf(bases, i, log.startupCleanShutdown, log.startupRecoveryPoint, ref.index === null),
       deep: opts.deep ?? true,
       indexFacts: opts.indexFacts,
       signal: opts.signal,

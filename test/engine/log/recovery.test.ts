@@ -442,6 +442,35 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     expect(cut.actions.find((a) => a.type === 'delete-segment')).toMatchObject({ baseOffset: 10n, records: 5 });
   });
 
+  it('the KRaft metadata log is recovered from offset 0 at every start, whatever .kafka_cleanshutdown and the recovery point say (KafkaRaftLog.createLog)', async () => {
+    // Same damage, same checkpoints (clean shutdown, recovery point 10), in __cluster_metadata-0.
+    const root = logDir();
+    const dir = buildPartition(root, { topic: '__cluster_metadata', segments: [{ batches: singles(...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(one)) }, { batches: [{ records: [10, 11, 12, 13, 14].map(one) }] }] }, { recoveryPoint: 10n, cleanShutdown: true });
+    const file = join(dir, name(0, '.log'));
+    const bytes = readFileSync(file);
+    const bad = ([...scanLogFile(file)].filter((e) => e.type === 'batch')[4] as { header: { position: number; size: number } }).header;
+    bytes[bad.position + bad.size - 2] ^= 0x01;
+    writeFileSync(file, bytes);
+    const log = PartitionLog.open(dir);
+    expect(log.checkpoints.cleanShutdown).toBe(true);
+    expect(log.recoveryPoint).toBe(10n);
+    expect(log.startupCleanShutdown).toBe(false);
+    expect(log.startupRecoveryPoint).toBe(0n);
+    const plan = await planRecovery(dir);
+    expect(plan.cleanShutdown).toBe(false);
+    // As for any recovered segment: by default no valid record is dropped, and the plan says what a broker does.
+    expect(plan.unresolved).toHaveLength(1);
+    expect(plan.unresolved[0]).toMatchObject({ kind: 'needs-truncate-flag', position: bad.position });
+    expect(plan.unresolved[0]!.reason).toContain(`A broker would cut the segment at byte ${bad.position} (LogSegment.recover) and delete the 1 later segment (LogLoader.recoverLog)`);
+    const cut = await planRecovery(dir, { truncateAtCorruption: true });
+    expect(cut.actions.find((a) => a.type === 'truncate-log')).toMatchObject({ kind: 'corruption', toBytes: bad.position, droppedBatches: 5, droppedRecords: 5 });
+    expect(cut.actions.find((a) => a.type === 'delete-segment')).toMatchObject({ baseOffset: 10n, records: 5 });
+    const note = quickCheckPartition(log).find((f) => f.code === 'recovery-needed')!;
+    expect(note.reason).toContain('a KRaft node re-validates all 2 segments of __cluster_metadata-0 from offset 0 at every start');
+    const v = await verifyPartition(log);
+    expect(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))).not.toContain('recovers no segment');
+  });
+
   it('after a clean shutdown a zero-filled tail stops a broker loading the log, and a garbage head that fits sets its log end offset (LogSegment.readNextOffset, FileLogInputStream.nextBatch)', async () => {
     const zeros = buildPartition(logDir(), { segments: [{ batches: singles(one(0), one(1), one(2)), tail: Buffer.alloc(64) }] }, { cleanShutdown: true, recoveryPoint: 0n });
     const zSize = statSync(join(zeros, name(0, '.log'))).size;
