@@ -529,13 +529,13 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
       } else {
         const brokerDoes = recovered
           ? `A broker would cut the segment at byte ${fi.position} (LogSegment.recover)${laterText}`
-          : `Its .index is missing, so a broker would recover this segment alone and cut it at byte ${fi.position} (LogLoader.loadSegmentFiles, LogSegment.recover), keeping the ${later} later segment${later === 1 ? '' : 's'} and leaving an offset gap before ${refs[i + 1]?.baseOffset ?? failAt}`;
+          : `Its .index is missing, so a broker would recover this segment alone and cut it at byte ${fi.position} (LogLoader.loadSegmentFiles, LogSegment.recover)${later === 0 ? '' : `, keeping the ${later} later segment${later === 1 ? '' : 's'} and leaving an offset gap before ${refs[i + 1]?.baseOffset ?? failAt}`}`;
         const klxKeeps = tailOnly ? 'klx keeps the later segments and leaves no offset gap' : 'no valid record is dropped by default';
         unresolved.push({
           kind: 'needs-truncate-flag',
           file: finalLog,
           position: fi.position,
-          reason: `${fi.reason}; ${follows}: left in place (${klxKeeps}). ${brokerDoes}; ask for the cut and the deletion of every later segment with --truncate-at-corruption`,
+          reason: `${fi.reason}; ${follows}: left in place (${klxKeeps}). ${brokerDoes}; ask for the cut${later === 0 ? '' : ' and the deletion of every later segment'} with --truncate-at-corruption`,
         });
       }
     }

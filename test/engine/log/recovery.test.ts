@@ -442,6 +442,20 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     expect(cut.actions.find((a) => a.type === 'delete-segment')).toMatchObject({ baseOffset: 10n, records: 5 });
   });
 
+  it('a segment recovered alone for its missing .index, with no later segment: the plan names no later segments and no offset gap (fresh tester, finding 8)', async () => {
+    const root = logDir();
+    const dir = buildPartition(root, { segments: [{ batches: singles(...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(one)), noIndex: true }] }, { cleanShutdown: true });
+    const file = join(dir, name(0, '.log'));
+    const bytes = readFileSync(file);
+    const bad = ([...scanLogFile(file)].filter((e) => e.type === 'batch')[4] as { header: { position: number; size: number } }).header;
+    bytes[bad.position + bad.size - 2] ^= 0x01;
+    writeFileSync(file, bytes);
+    const plan = await planRecovery(dir);
+    const u = plan.unresolved.find((x) => x.kind === 'needs-truncate-flag')!;
+    expect(u.reason).toContain(`Its .index is missing, so a broker would recover this segment alone and cut it at byte ${bad.position} (LogLoader.loadSegmentFiles, LogSegment.recover); ask for the cut with --truncate-at-corruption`);
+    expect(u.reason).not.toMatch(/later segment|offset gap/);
+  });
+
   it('the KRaft metadata log is recovered from offset 0 at every start, whatever .kafka_cleanshutdown and the recovery point say (KafkaRaftLog.createLog)', async () => {
     // Same damage, same checkpoints (clean shutdown, recovery point 10), in __cluster_metadata-0.
     const root = logDir();
