@@ -118,6 +118,9 @@ describe('klx groups', () => {
   });
 
   it('expiry follows --now: a simple group committed 30 days before is expired, then not at an earlier now', () => {
+    // The text summary says the expired offset's lag is left out of the group's lag (fresh tester's finding).
+    const text = ok('groups', dir, '--group', n.old!, '--now', String(T + DAY));
+    expect(text).toMatch(new RegExp(`Group ${n.old}: .*; lag 0, record lag 0; 1 expired offset, not counted in the lag\\n`));
     expect(rows.find((r) => r.group === n.old)).toMatchObject({ expired: true, expiresAt: T - 23 * DAY, currentOffset: 3 });
     const earlier = ok('groups', dir, '--json', '--group', n.old!, '--now', String(T - 24 * DAY)).trim().split('\n').map((l) => JSON.parse(l));
     expect(earlier).toHaveLength(1);

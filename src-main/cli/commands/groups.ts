@@ -88,7 +88,7 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
   for (const g of d.groups) {
     await out.line('');
     const kind = g.type === 'classic' ? `classic ${g.protocolType || '(no protocol type)'}` : g.type;
-    await out.line(`Group ${g.group}: ${kind}, state ${g.state}, ${g.members} member${g.members === 1 ? '' : 's'}${g.generation !== null ? `, ${g.type === 'classic' ? 'generation' : 'epoch'} ${g.generation}` : ''}, __consumer_offsets-${g.offsetsPartition}${g.offsetsPartitionMissing ? ' (NOT opened: what is listed may be incomplete)' : ''}; lag ${g.totalLag}, record lag ${g.totalRecordLag}${g.expiredOffsets ? `; ${g.expiredOffsets} expired offset${g.expiredOffsets === 1 ? '' : 's'}` : ''}`);
+    await out.line(`Group ${g.group}: ${kind}, state ${g.state}, ${g.members} member${g.members === 1 ? '' : 's'}${g.generation !== null ? `, ${g.type === 'classic' ? 'generation' : 'epoch'} ${g.generation}` : ''}, __consumer_offsets-${g.offsetsPartition}${g.offsetsPartitionMissing ? ' (NOT opened: what is listed may be incomplete)' : ''}; lag ${g.totalLag}, record lag ${g.totalRecordLag}${g.expiredOffsets ? `; ${g.expiredOffsets} expired offset${g.expiredOffsets === 1 ? '' : 's'}, not counted in the lag` : ''}`);
     for (const p of g.problems) await out.line(`! ${p.file}: position ${p.position}: offset ${p.offset}: ${p.reason}`);
     if (g.pendingTransactionalProducers.length > 0) await out.line(`! transactional offset commits of producer ${g.pendingTransactionalProducers.join(', ')} have no COMMIT/ABORT marker yet (not applied)`);
     const rows = d.offsets.filter((r) => r.group === g.group);
