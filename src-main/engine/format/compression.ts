@@ -12,6 +12,7 @@ import { compressSync as snappyCompress, uncompressSync as snappyUncompress } fr
 import { compressFrameSync as lz4CompressFrame, decompressFrameSync as lz4DecompressFrame } from 'lz4-napi';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { KlxError } from '../errors.ts';
+import { asBuffer } from './bytes.ts';
 import { COMPRESSIONS, type Compression } from './types.ts';
 
 /**
@@ -35,10 +36,6 @@ const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00
 const XERIAL_HEADER_SIZE = 16;
 /** Block size snappy-java uses when writing (32 KiB). */
 const XERIAL_BLOCK_SIZE = 32 * 1024;
-
-function toBuffer(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-}
 
 /** Kafka's default `max.message.bytes` (1048588 bytes: 1 MiB + the 12-byte log overhead). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1048588;
@@ -87,7 +84,7 @@ function limitError(codec: Compression, claimed: number | null, allowed: number)
  *   a file or position: the caller adds them.
  */
 export function decompress(codec: Compression, data: Uint8Array, magic: number, allowed: number = DECOMPRESSION_CEILING): Buffer {
-  const buf = toBuffer(data);
+  const buf = asBuffer(data);
   try {
     switch (codec) {
       case 'none':
@@ -274,7 +271,7 @@ function gunzipChunkSize(buf: Buffer): number {
  * in xerial framing with 32 KiB blocks, LZ4 frame (FLG 0x60, BD 0x40, no checksums), zstd level 3.
  */
 export function compress(codec: Compression, data: Uint8Array): Buffer {
-  const buf = toBuffer(data);
+  const buf = asBuffer(data);
   switch (codec) {
     case 'none':
       return buf;

@@ -8,6 +8,7 @@
  * baseSequence int32 | recordsCount int32 | records (compressed as one stream when codec ≠ none).
  */
 import { KlxError } from '../errors.ts';
+import { asBuffer } from './bytes.ts';
 import { compress, compressionForId, compressionId, decompress, decompressionLimit, DEFAULT_MAX_MESSAGE_BYTES } from './compression.ts';
 import { decodeControlRecord } from './control.ts';
 import { crc32c } from './crc.ts';
@@ -233,7 +234,7 @@ export function inflateRecordsArea(header: BatchHeader, entry: Uint8Array, maxMe
   const area = entry.subarray(V2_HEADER_SIZE, header.size);
   let data: Buffer;
   try {
-    data = header.compression === 'none' ? toBuf(area) : decompress(header.compression, area, 2, decompressionLimit(count, maxMessageBytes));
+    data = header.compression === 'none' ? asBuffer(area) : decompress(header.compression, area, 2, decompressionLimit(count, maxMessageBytes));
   } catch (err) {
     const k = err instanceof KlxError ? err : null;
     throw new KlxError(k?.code ?? 'corrupt-batch', `batch at baseOffset ${header.baseOffset}: ${k?.reason ?? (err as Error).message}`, { position: header.position, details: k?.details, cause: err });
@@ -243,10 +244,6 @@ export function inflateRecordsArea(header: BatchHeader, entry: Uint8Array, maxMe
     throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: recordsCount ${count} cannot fit in a records area of ${data.length} bytes (a record takes at least ${MIN_RECORD_SIZE})`, { position: header.position });
   }
   return data;
-}
-
-function toBuf(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /** What the records of one batch share: the decoded records area and the batch fields they need. */

@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import { inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
+import { asBuffer } from '../../format/bytes.ts';
 // avsc's own cursor class (its public API has none); typed where used, see AvroDatumReader.
 // @ts-expect-error avsc ships no types for lib/utils.js
 import avscUtils from 'avsc/lib/utils.js';
@@ -154,11 +155,6 @@ export class AvroDatumReader {
     tap.buf = NO_BYTES; // not keeping the caller's buffer (a view of a whole segment chunk) alive
     return v;
   }
-}
-
-/** `b` as a Buffer (avsc reads Buffers), sharing its memory. */
-export function asBuffer(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /**

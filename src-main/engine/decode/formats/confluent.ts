@@ -10,7 +10,8 @@ import Ajv from 'ajv';
 import { DecodeError } from '../decode-error.ts';
 import { FormatError, NotedOutput, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
 import type { SchemaEntry } from '../schemas/schema-registry.ts';
-import { asBuffer, AvroDatumReader, avroDatumEnd, avroDecodeFailed, avroTypesOf, describe } from './avro.ts';
+import { asBuffer } from '../../format/bytes.ts';
+import { AvroDatumReader, avroDatumEnd, avroDecodeFailed, avroTypesOf, describe } from './avro.ts';
 import { parseJsonBytes } from './json.ts';
 import { messageTypeAt, protoFileOf, readProtoMessage } from './protobuf.ts';
 
@@ -129,7 +130,7 @@ function bodyReader(e: SchemaEntry, id: number, ctx: DecodeContext): PreparedRea
     return {
       meta,
       read(b) {
-        const buf = Buffer.isBuffer(b) ? b : asBuffer(b);
+        const buf = asBuffer(b);
         let value: unknown;
         let end: number;
         try {
