@@ -66,9 +66,10 @@ def line(k, v, ts):
 
 T = 1700000000000
 lines = [
-    # payments-1: Ongoing (v0) -> PrepareCommit (v1, tagged ClientTransactionVersion 2) -> CompleteCommit (v1, tagged PreviousProducerId)
+    # payments-1: Ongoing (v0) -> PrepareCommit (v1, tagged ClientTransactionVersion 2 and NextProducerEpoch 1,
+    # tag 3 of Kafka 4.1+) -> CompleteCommit (v1, tagged PreviousProducerId)
     line(key('payments-1'), value_v0(4001, 0, 60000, 1, [('orders', [0, 2]), ('audit', [1])], T + 10, T + 5), T + 10),
-    line(key('payments-1'), value_v1(4001, 0, 60000, 2, [('orders', [0, 2]), ('audit', [1])], T + 20, T + 5, [(2, struct.pack('>h', 2))]), T + 20),
+    line(key('payments-1'), value_v1(4001, 0, 60000, 2, [('orders', [0, 2]), ('audit', [1])], T + 20, T + 5, [(2, struct.pack('>h', 2)), (3, struct.pack('>h', 1))]), T + 20),
     line(key('payments-1'), value_v1(4001, 1, 60000, 4, [], T + 30, T + 5, [(0, struct.pack('>q', 4000)), (2, struct.pack('>h', 2))]), T + 30),
     # reports-7: Empty with null partitions and a producer id beyond 2^53, then its tombstone
     line(key('reports-7'), value_v1(2**60 + 1, 3, 900000, 0, None, T + 40, -1, []), T + 40),

@@ -5,13 +5,13 @@
  * - `transactions`: one row per `__transaction_state` record (tombstones included): topic, partition,
  *   record_offset, timestamp (ms) and timestamp_utc, transactional_id, is_tombstone, version (value
  *   version 0–1), producer_id, previous_producer_id, next_producer_id, producer_epoch,
- *   transaction_timeout_ms, state_id and state (Kafka's `TransactionState` name: Empty, Ongoing,
+ *   next_producer_epoch (tagged field 3 of TransactionLogValue, Kafka 4.1+, KIP-890), transaction_timeout_ms, state_id and state (Kafka's `TransactionState` name: Empty, Ongoing,
  *   PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence), partitions
  *   (JSON `[{"topic","partitionIds"}]`), last_update_timestamp / start_timestamp (ms, −1 = none) and
  *   their `_utc` TIMESTAMPs, client_transaction_version, key_json / value_json (as
  *   `kafka-dump-log.sh --transaction-log-decoder` of Kafka 4.4+ prints key and payload, transactionStatus
- *   as its state name; JSON; nextProducerEpoch (4.1+) only there), decode_error.
- *   Tagged fields absent from the bytes take Kafka's defaults (−1, −1, 0), as Kafka's
+ *   as its state name; JSON), decode_error.
+ *   Tagged fields absent from the bytes take Kafka's defaults (−1, −1, −1, 0), as Kafka's
  *   `TransactionLogValue` object does.
  * - `cluster_metadata`: one row per `__cluster_metadata` record: record_offset, type
  *   (`TOPIC_RECORD`…; for KRaft control records the control type, `LEADER_CHANGE`…), version, data
@@ -52,6 +52,7 @@ const TXN_COLUMNS = [
   ['previous_producer_id', 'int64'],
   ['next_producer_id', 'int64'],
   ['producer_epoch', 'int32'],
+  ['next_producer_epoch', 'int32'],
   ['transaction_timeout_ms', 'int32'],
   ['state_id', 'int32'],
   ['state', 'varchar'],
@@ -148,7 +149,7 @@ export async function buildInternalTopicTables(connection: DuckDBConnection, ope
   }
   await connection.run(
     `CREATE VIEW transactions AS SELECT topic, "partition", record_offset, "timestamp", ${utc('"timestamp"')} AS timestamp_utc, transactional_id, is_tombstone, version, ` +
-      `producer_id, previous_producer_id, next_producer_id, producer_epoch, transaction_timeout_ms, state_id, state, partitions::JSON AS partitions, ` +
+      `producer_id, previous_producer_id, next_producer_id, producer_epoch, next_producer_epoch, transaction_timeout_ms, state_id, state, partitions::JSON AS partitions, ` +
       `last_update_timestamp, ${utc('last_update_timestamp')} AS last_update_utc, start_timestamp, ${utc('start_timestamp')} AS start_utc, ` +
       `client_transaction_version, key_json::JSON AS key_json, value_json::JSON AS value_json, decode_error FROM ${SCHEMA}.transaction_rows`,
   );
@@ -166,7 +167,7 @@ function writeTxnRow(out: ColumnarAppender, topic: string, partition: number, of
   out.int64(T.record_offset, offset);
   out.int64(T.timestamp, timestamp);
   out.bool(T.is_tombstone, value === null);
-  const valueCols = [T.version, T.producer_id, T.previous_producer_id, T.next_producer_id, T.producer_epoch, T.transaction_timeout_ms, T.state_id, T.state, T.partitions, T.last_update_timestamp, T.start_timestamp, T.client_transaction_version, T.value_json];
+  const valueCols = [T.version, T.producer_id, T.previous_producer_id, T.next_producer_id, T.producer_epoch, T.next_producer_epoch, T.transaction_timeout_ms, T.state_id, T.state, T.partitions, T.last_update_timestamp, T.start_timestamp, T.client_transaction_version, T.value_json];
   const fail = (reason: string, keyDone: boolean): boolean => {
     if (!keyDone) {
       out.null(T.transactional_id);
@@ -203,6 +204,7 @@ function writeTxnRow(out: ColumnarAppender, topic: string, partition: number, of
   out.int64(T.previous_producer_id, (d.previousProducerId as bigint | undefined) ?? -1n);
   out.int64(T.next_producer_id, (d.nextProducerId as bigint | undefined) ?? -1n);
   out.int32(T.producer_epoch, d.producerEpoch as number);
+  out.int32(T.next_producer_epoch, (d.nextProducerEpoch as number | undefined) ?? -1);
   out.int32(T.transaction_timeout_ms, d.transactionTimeoutMs as number);
   out.int32(T.state_id, d.transactionStatus as number);
   out.varchar(T.state, transactionStateName(d.transactionStatus as number));
