@@ -58,13 +58,25 @@ describe('klx dump --decode transactions on a __transaction_state partition from
   });
 });
 
+describe('klx dump: the line of a control record', () => {
+  it("a COMMIT marker's line has the ts: label and dump-log's endTxnMarker: COMMIT coordinatorEpoch: E (DumpLogSegments)", () => {
+    const dir = join(tempDir('klx-dump-marker-'), 'payments-0');
+    for (const args of [
+      ['create', dir],
+      ['append', dir, '--key', 'a', '--value', '1', '--producer-id', '7', '--producer-epoch', '3', '--transactional', '--timestamp', '1700000000000'],
+      ['append', dir, '--commit', '--producer-id', '7', '--producer-epoch', '3', '--coordinator-epoch', '4', '--timestamp', '1700000000002'],
+    ]) expect(klx(...args).stderr).toBe('');
+    expect(payloads(klx('dump', '--deep', dir).stdout)).toEqual(['  | offset: 0 ts: 1700000000000 key: "a" value: "1"', '  | offset: 1 ts: 1700000000002 endTxnMarker: COMMIT coordinatorEpoch: 4']);
+  });
+});
+
 describeRealData('klx dump --decode metadata on real KRaft data', () => {
   it('the __cluster_metadata log of kraft-metadata-small, text and JSON', () => {
     const dir = join(REAL_DATA, 'kraft-metadata-small', '__cluster_metadata-0');
     const r = klx('dump', '--decode', 'auto', dir);
     expect(r.status).toBe(0);
     const lines = payloads(r.stdout);
-    expect(lines[0]).toBe('  | offset: 0 1694709927209 control: LEADER_CHANGE LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}');
+    expect(lines[0]).toBe('  | offset: 0 ts: 1694709927209 control: LEADER_CHANGE LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}');
     expect(lines[2]).toBe('  | offset: 2 ts: 1694709928137 payload: {"type":"UNFENCE_BROKER_RECORD","version":0,"data":{"id":1,"epoch":0}}');
     expect(lines[3]).toBe('  | offset: 3 ts: 1694710627756 payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":"test1","topicId":"pqFUXC1fRJ-sOJ2VK_4P4A"}}');
     const json = klx('dump', '--decode', 'metadata', '--json', dir).stdout.trim().split('\n').map((l) => JSON.parse(l) as { records: Record<string, unknown>[] });
@@ -89,11 +101,11 @@ describeRealData('klx dump --decode metadata on real KRaft data', () => {
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n').slice(0, 3)).toEqual(['Dumping bootstrap.checkpoint', 'KRaft bootstrap snapshot', 'Decoder: metadata (auto: by the partition folder\'s topic)']);
     expect(payloads(r.stdout)).toEqual([
-      '  | offset: 0 1749603210761 control: SNAPSHOT_HEADER SnapshotHeader {"version":0,"lastContainedLogTimestamp":0}',
+      '  | offset: 0 ts: 1749603210761 control: SNAPSHOT_HEADER SnapshotHeader {"version":0,"lastContainedLogTimestamp":0}',
       '  | offset: 1 ts: 1749603210790 payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":25}}',
       '  | offset: 2 ts: 1749603210790 payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
       '  | offset: 3 ts: 1749603210790 payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version","featureLevel":2}}',
-      '  | offset: 4 1749603210791 control: SNAPSHOT_FOOTER SnapshotFooter {"version":0}',
+      '  | offset: 4 ts: 1749603210791 control: SNAPSHOT_FOOTER SnapshotFooter {"version":0}',
     ]);
   });
 

@@ -166,8 +166,16 @@ function decodedEntryJsonText(e: LogEntry, label: string, decoder: InternalDecod
   return rawJsonText(o, raw);
 }
 
+/**
+ * A record's line: `  | offset: O ts: T key: … value: …`. A control record's line has the same `ts:` label;
+ * a COMMIT/ABORT marker says `endTxnMarker: COMMIT coordinatorEpoch: E` as kafka-dump-log does
+ * (DumpLogSegments, EndTransactionMarker), other control types `control: TYPE`.
+ */
 function recordText(r: KafkaRecord): string {
-  if (r.control) return `  | offset: ${r.offset} ${r.timestamp} control: ${r.control.type}${r.control.coordinatorEpoch !== undefined ? ' coordinatorEpoch: ' + r.control.coordinatorEpoch : ''}`;
+  if (r.control) {
+    const what = r.control.coordinatorEpoch !== undefined ? `endTxnMarker: ${r.control.type} coordinatorEpoch: ${r.control.coordinatorEpoch}` : `control: ${r.control.type}`;
+    return `  | offset: ${r.offset} ts: ${r.timestamp} ${what}`;
+  }
   const headers = r.headers.length ? ` headers: ${r.headers.map((h) => `${h.key}=${preview(h.value)}`).join(',')}` : '';
   return `  | offset: ${r.offset} ts: ${r.timestamp} key: ${preview(r.key)} value: ${preview(r.value)}${headers}`;
 }
