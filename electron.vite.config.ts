@@ -26,6 +26,8 @@ export default defineConfig({
           'groups-worker': resolve(__dirname, 'src-main/api/groups/groups-worker.ts'),
           // The log domain's worker pool (`src-main/api/core/worker-pool.ts` looks for `<entry>.js` next to `main.js`).
           'log-worker': resolve(__dirname, 'src-main/api/log/log-worker.ts'),
+          // The segment-scan pool of a verify split over segments (`src-main/api/log/scan-pool.ts`).
+          'scan-worker': resolve(__dirname, 'src-main/api/log/scan-worker.ts'),
           // The SQL build's segment decoders (`src-main/engine/sql/sql-build-pool.ts`, started through core/entry-worker.ts).
           'sql-build-worker': resolve(__dirname, 'src-main/engine/sql/sql-build-worker.ts'),
         },

@@ -126,6 +126,19 @@ describe('klx verify', () => {
     expect(objs.at(-1)).toMatchObject({ type: 'summary', partitions: 1, segments: 2, batches: 60, records: 60, damagedBatches: 1, damagedRecords: 1, error: 1, warning: 0, clean: false });
   });
 
+  it('segments verified on one thread per core print what one thread prints, text and --json (issue 16)', () => {
+    for (const { root } of [corruptLog()]) {
+      for (const json of [[], ['--json']]) {
+        const one = klx('verify', ...json, root);
+        const split = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/klx.mjs'), 'verify', ...json, root], { encoding: 'utf8', env: { ...process.env, KLX_SCAN_SPLIT_MIN_BYTES: '0' } });
+        expect(split.stderr).toBe('');
+        expect(one.code).toBe(1);
+        expect(split.status).toBe(one.code);
+        expect(split.stdout).toBe(one.stdout);
+      }
+    }
+  });
+
   it('--quick reads names and index files only: warnings exit 1', () => {
     const { root } = crashedLog();
     const r = klx('verify', '--quick', root);

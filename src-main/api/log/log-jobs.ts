@@ -14,7 +14,8 @@ import { Pacer, countRecords, streamRecordsOf, walkLog } from '../../engine/log/
 import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
-import { verifyPartition } from '../../engine/log/verify.ts';
+import { verifyPartitionInParallel } from '../../engine/log/verify-parallel.ts';
+import type { SegmentTaskRunner } from '../../engine/log/segment-tasks.ts';
 import { countFindings } from '../../engine/log/findings.ts';
 import { recoveryNeededFinding } from '../../engine/log/quick-check.ts';
 import { DecodedCondition } from '../../engine/decode/decoded-condition.ts';
@@ -158,11 +159,15 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
   };
 }
 
-/** `log.verify`: the verifier's findings (worst first, the first `limit`), counts and totals; remembered for the health badge. */
-export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>, job: JobContext, cache: Pick<LogCache, 'setVerify'>): Promise<JobResult<'log.verify'>> {
+/**
+ * `log.verify`: the verifier's findings (worst first, the first `limit`), counts and totals; remembered for the health badge.
+ * With `split.runner` a partition of `split.minBytes` or more is verified segment by segment on its threads (same answer: `verify-parallel.ts`).
+ */
+export async function verifyJob(log: PartitionLog, req: ParsedReq<'log.verify'>, job: JobContext, cache: Pick<LogCache, 'setVerify'>, split: { runner: SegmentTaskRunner | null; minBytes?: number } = { runner: null }): Promise<JobResult<'log.verify'>> {
   const total = log.logSize;
   job.progress({ phase: 'verifying', done: 0, total, bytes: 0 });
-  const report = await verifyPartition(log, {
+  const report = await verifyPartitionInParallel(log, {
+    ...split,
     deep: req.deep,
     signal: job.signal,
     onProgress: (p) => job.progress({ phase: 'verifying', done: Math.min(total, p.bytesDone), total, bytes: p.bytesDone }),

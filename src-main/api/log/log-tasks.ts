@@ -28,6 +28,7 @@ import type { TaskRun } from '../core/worker-tasks.ts';
 import type { JobContext } from '../core/types.ts';
 import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
 import { verifyFolderJob } from './log-folder-verify.ts';
+import { scanRunner, scanSplitMinBytes } from './scan-pool.ts';
 import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
 import { s, sn } from './log-wire.ts';
 
@@ -164,7 +165,7 @@ export const logTasks = {
   holes: (a: LogTaskArgs<ParsedReq<'log.holes'>>, run: TaskRun): Promise<JobResult<'log.holes'>> => holesJob(partitionOf(a), a.req, jobOf(run)),
   verify: async (a: LogTaskArgs<ParsedReq<'log.verify'>>, run: TaskRun): Promise<VerifyTaskResult> => {
     let facts: VerifyFacts | null = null;
-    const result = await verifyJob(partitionOf(a), a.req, jobOf(run), { setVerify: (_log, f) => (facts = f) });
+    const result = await verifyJob(partitionOf(a), a.req, jobOf(run), { setVerify: (_log, f) => (facts = f) }, { runner: scanRunner(), minBytes: scanSplitMinBytes() });
     return { result, facts };
   },
   /** Every partition of the opened folder holding `dir` (its root), verified and its repair planned. */

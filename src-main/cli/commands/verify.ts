@@ -10,7 +10,8 @@ import { basename, relative } from 'node:path';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { countFindings, type Finding } from '../../engine/log/findings.ts';
 import { logDirFindings, quickCheckPartition, recoveryNeededFinding } from '../../engine/log/quick-check.ts';
-import { verifyPartition } from '../../engine/log/verify.ts';
+import { verifyPartitionInParallel } from '../../engine/log/verify-parallel.ts';
+import { closeScanPool, scanRunner, scanSplitMinBytes } from '../../api/log/scan-pool.ts';
 import { OutputWriter } from '../output.ts';
 
 export interface VerifyCliOptions {
@@ -45,7 +46,8 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
       await emitAll(quickCheckPartition(log));
       continue;
     }
-    const report = await verifyPartition(log, { deep: !opts.shallow, logDirFindings: false });
+    // Big partitions are read segment by segment on one thread per core (the same report: verify-parallel.ts).
+    const report = await verifyPartitionInParallel(log, { deep: !opts.shallow, logDirFindings: false, runner: scanRunner(), minBytes: scanSplitMinBytes() });
     stats.segments += report.stats.segments;
     stats.batches += report.stats.batches;
     stats.records += report.stats.records;
@@ -67,6 +69,7 @@ export async function runVerify(dir: string, opts: VerifyCliOptions): Promise<vo
     await out.line(`verified ${what}: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info`);
   }
   await out.end();
+  await closeScanPool();
   process.exitCode = counts.error + counts.warning > 0 ? 1 : 0;
 }
 

@@ -50,6 +50,21 @@ export interface ScanContext {
   openTxns: Map<bigint, bigint>;
   /** The log directory had a clean-shutdown marker. */
   cleanShutdown: boolean;
+  /**
+   * When set, the transaction closes of the scan are traced here so that a scan started without
+   * the transactions open before the segment can be corrected afterwards (`verify-parallel.ts`).
+   */
+  txnTrace?: TxnTrace;
+}
+
+/** The transaction markers of one segment's scan, as `verify-parallel.ts` needs them to correct a scan started without the transactions open before it. */
+export interface TxnTrace {
+  /** COMMIT and ABORT markers met so far. */
+  closes: number;
+  /** Per producer: the number of its first COMMIT/ABORT marker in the scan (1-based, counting every marker). */
+  firstClose: Map<bigint, number>;
+  /** Per entry of `SegmentScan.abortMarkers`: its marker number, and the last stable offset computed from the transactions the scan saw open (offset + 1 at most), even when `firstOffset` is null. */
+  aborts: { close: number; lsoCandidate: bigint }[];
 }
 
 /** A fresh {@link ScanContext}. */
@@ -104,6 +119,8 @@ export interface SegmentScan {
   maxTimestamp: bigint;
   /** ABORT markers in offset order. */
   abortMarkers: AbortMarker[];
+  /** Offsets of the first CRC-valid batch of the segment (the one checked against the previous segment's last offset); null when none. */
+  firstValid: { baseOffset: bigint; lastOffset: bigint } | null;
   /** With `indexFacts`: every offset/time index entry and the batch it resolves to. */
   indexFacts?: IndexFileFacts[];
 }
@@ -144,6 +161,8 @@ export interface SegmentScanOptions {
   indexFacts?: boolean;
   /** Whether a broker recovers this segment at startup: `crc-mismatch` findings then say what it does with the batch. */
   startup?: StartupRecovery;
+  /** Leave out the `.txnindex` findings (the last findings of a scan), which the caller makes once its ABORT markers are final (`verify-parallel.ts`). */
+  deferTxnFindings?: boolean;
 }
 
 const YIELD_EVERY_BYTES = 8 * 1024 * 1024;
@@ -203,6 +222,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     nextOffset: null,
     maxTimestamp: -1n,
     abortMarkers: [],
+    firstValid: null,
   };
   const idxFacts: Record<string, number | string | boolean>[] | null = opts.indexFacts && indexes.index ? new Array(idxEntries.length) : null;
   const tixFacts: Record<string, number | string | boolean>[] | null = opts.indexFacts && indexes.timeindex ? new Array(tixEntries.length) : null;
@@ -308,6 +328,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
     if (entry.error) {
       findings.push(finding('error', 'corrupt-batch', ref.log, entry.error.reason, { ...bd, code: entry.error.code }, h.position));
     }
+    if (firstValidInSegment) scan.firstValid = { baseOffset: h.baseOffset, lastOffset: h.lastOffset };
     firstValidInSegment = false;
     const count = h.recordCount;
     scan.validBatches++;
@@ -393,7 +414,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
   if (scan.validBatches === 0 && !scan.firstInvalid && !ref.isActive) {
     findings.push(finding('info', 'empty-segment', ref.log, 'a closed segment without batches', seg));
   }
-  findings.push(...txnIndexFindings(ref, scan));
+  if (!opts.deferTxnFindings) findings.push(...txnIndexFindings(ref, scan.abortMarkers, indexes.txnindex?.entries ?? []));
   if (opts.indexFacts) {
     scan.indexFacts = [];
     const common = (f: OffsetIndexFile | TimeIndexFile) => ({ baseOffset: j(base), size: f.fileSize, entryCount: f.entries.length, trailingZeroEntries: f.trailingZeroEntries, trailingBytes: f.trailingBytes });
@@ -428,13 +449,19 @@ function trackTransactions(h: BatchHeader, bytes: Buffer, records: KafkaRecord[]
     if (type !== CONTROL_ABORT && type !== CONTROL_COMMIT) return;
     const first = ctx.openTxns.get(h.producerId) ?? null;
     ctx.openTxns.delete(h.producerId);
+    const trace = ctx.txnTrace;
+    if (trace) {
+      trace.closes++;
+      if (!trace.firstClose.has(h.producerId)) trace.firstClose.set(h.producerId, trace.closes);
+    }
     if (type === CONTROL_ABORT) {
       let lso: bigint | null = null;
-      if (first !== null) {
+      if (first !== null || trace) {
         lso = h.baseOffset + 1n;
         for (const f of ctx.openTxns.values()) if (f < lso) lso = f;
       }
-      scan.abortMarkers.push({ producerId: h.producerId, offset: h.baseOffset, firstOffset: first, lastStableOffset: lso });
+      trace?.aborts.push({ close: trace.closes, lsoCandidate: lso! });
+      scan.abortMarkers.push({ producerId: h.producerId, offset: h.baseOffset, firstOffset: first, lastStableOffset: first !== null ? lso : null });
     }
   } else if (h.isTransactional && !ctx.openTxns.has(h.producerId)) {
     ctx.openTxns.set(h.producerId, h.baseOffset);
@@ -462,15 +489,15 @@ export function expectedTxnEntries(scan: SegmentScan): AbortedTxn[] {
   return out;
 }
 
-function txnIndexFindings(ref: SegmentFilesRef, scan: SegmentScan): Finding[] {
+/** The `.txnindex` findings of a scanned segment: its entries against its ABORT markers (see {@link SegmentScanOptions.deferTxnFindings}). */
+export function txnIndexFindings(ref: SegmentFilesRef, abortMarkers: readonly AbortMarker[], entries: readonly AbortedTxn[]): Finding[] {
   const out: Finding[] = [];
   const file = ref.txnindex ?? ref.txnindexPath;
-  const entries = scan.indexes.txnindex?.entries ?? [];
   const byLast = new Map<bigint, { e: AbortedTxn; i: number }>();
   entries.forEach((e, i) => byLast.set(e.lastOffset, { e, i }));
   const markers = new Map<bigint, AbortMarker>();
-  for (const m of scan.abortMarkers) markers.set(m.offset, m);
-  for (const m of scan.abortMarkers) {
+  for (const m of abortMarkers) markers.set(m.offset, m);
+  for (const m of abortMarkers) {
     const hit = byLast.get(m.offset);
     const md = { segment: j(ref.baseOffset), producerId: j(m.producerId), markerOffset: j(m.offset), ...(m.firstOffset !== null ? { firstOffset: j(m.firstOffset) } : {}) };
     if (!hit) {

@@ -1,0 +1,21 @@
+/**
+ * The segment tasks the scan worker (`scan-worker.ts`) serves, wrapped for the pool's protocol:
+ * progress goes out as bytes of `.log` read in the segment, cancel comes in as the run's signal.
+ */
+import { verifySegmentTask, type VerifySegmentArgs } from '../../engine/log/verify-parallel.ts';
+import type { SegmentTaskKind } from '../../engine/log/segment-tasks.ts';
+import type { TaskFn, TaskRun } from '../core/worker-tasks.ts';
+
+/** Progress of a segment task: `bytes` read so far in its segment. */
+const reporter = (run: TaskRun, phase: string) => (bytes: number) => run.progress({ phase, done: bytes, total: null, bytes });
+
+/** The scan worker's task table. */
+export const segmentScanTasks: Record<SegmentTaskKind, TaskFn> = {
+  verifySegment: (a: VerifySegmentArgs, run: TaskRun) => verifySegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'verifying') }),
+  countSegment: () => {
+    throw new Error('countSegment: not served yet');
+  },
+  holesSegment: () => {
+    throw new Error('holesSegment: not served yet');
+  },
+};
