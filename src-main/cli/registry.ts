@@ -175,7 +175,7 @@ function registerDump(program: Command): void {
     .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
     .option(
       '--decode <decoder>',
-      "decode records as kafka-dump-log's internal-topic decoders do (DumpLogSegments --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder; implies --deep): auto (by the partition folder's topic), none, offsets (__consumer_offsets), transactions (__transaction_state), metadata (__cluster_metadata and KRaft snapshots)",
+      "decode records as kafka-dump-log's internal-topic decoders do (DumpLogSegments --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder; implies --deep): auto (by the partition folder's topic), none, offsets (__consumer_offsets), transactions (__transaction_state), metadata (__cluster_metadata and KRaft snapshots). A record of a type the offsets/transactions decoder does not know prints dump-log's 'Unknown record type N at offset O, skipping.'; other records that do not decode print their bytes and '!! does not decode: …' (this tool's form, not dump-log's 'Error at offset O, skipping.')",
       parseDecodeMode,
     )
     .action(async (paths: string[], opts: DumpOptions) => (await import('./commands/dump.ts')).runDump(paths, opts));

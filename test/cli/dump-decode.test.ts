@@ -58,6 +58,20 @@ describe('klx dump --decode transactions on a __transaction_state partition from
   });
 });
 
+describe('klx dump --decode offsets: a record type the decoder does not know', () => {
+  it("prints dump-log's 'Unknown record type N at offset O, skipping.' as the key and no payload, text and JSON (DumpLogSegments)", () => {
+    const root = tempDir('klx-dump-unknown-type-');
+    const dir = join(root, '__consumer_offsets-0');
+    const ndjson = join(root, 'r.ndjson');
+    // key: int16 type 99 + a string "g"; value: int16 version 0 + one byte (built by hand, not by the decoder)
+    writeFileSync(ndjson, JSON.stringify({ keyBase64: Buffer.from([0, 99, 0, 1, 0x67]).toString('base64'), valueBase64: Buffer.from([0, 0, 7]).toString('base64'), timestamp: 1700000000000 }) + '\n');
+    for (const args of [['create', dir, '--config', 'cleanup.policy=compact'], ['append', dir, '--records', ndjson]]) expect(klx(...args).stderr).toBe('');
+    expect(payloads(klx('dump', '--decode', 'auto', dir).stdout)).toEqual(['  | offset: 0 ts: 1700000000000 key: Unknown record type 99 at offset 0, skipping.']);
+    const rec = (JSON.parse(klx('dump', '--decode', 'offsets', '--json', dir).stdout) as { records: Record<string, unknown>[] }).records[0]!;
+    expect([rec.skipped, rec.keyDecoded, rec.valueDecoded, rec.decodeError]).toEqual(['Unknown record type 99 at offset 0, skipping.', null, null, null]);
+  });
+});
+
 describe('klx dump: the line of a control record', () => {
   it("a COMMIT marker's line has the ts: label and dump-log's endTxnMarker: COMMIT coordinatorEpoch: E (DumpLogSegments)", () => {
     const dir = join(tempDir('klx-dump-marker-'), 'payments-0');

@@ -187,7 +187,8 @@ function decodedRecordText(r: KafkaRecord, decoder: InternalDecoder | null): str
     return recordText(r) + (text ? ` ${text}` : '');
   }
   if (decoder === null) return recordText(r);
-  const d = decodeInternalRecordText(decoder, r.key, r.value);
+  const d = decodeInternalRecordText(decoder, r.key, r.value, r.offset);
+  if (d.unknownType !== undefined) return `  | offset: ${r.offset} ts: ${r.timestamp} key: ${d.key}`;
   const key = d.key !== null ? ` key: ${d.key}` : decoder === 'metadata' ? '' : ` key: ${preview(r.key)}`;
   const payload = d.payload !== null ? ` payload: ${d.payload}` : ` value: ${preview(r.value)}`;
   return `  | offset: ${r.offset} ts: ${r.timestamp}${key}${payload}${d.error ? ` !! does not decode: ${d.error}` : ''}`;
@@ -196,7 +197,8 @@ function decodedRecordText(r: KafkaRecord, decoder: InternalDecoder | null): str
 /**
  * The fields `--decode` adds to a record's JSON: `keyFormat`/`valueFormat` (the decoder), `keyDecoded` /
  * `valueDecoded` (the JSON dump-log prints; null when absent or undecodable; a tombstone's value is null),
- * `decodeError`; control records of KRaft batches get `controlDecoded` (dump-log's control text).
+ * `decodeError`; a coordinator record of a type the decoder does not know gets `skipped` (dump-log's
+ * `Unknown record type N at offset O, skipping.`); control records of KRaft batches get `controlDecoded` (dump-log's control text).
  * JSON texts are kept exact (int64 digits) by passing them through `raw`.
  */
 function decodedRecordJson(r: KafkaRecord, decoder: InternalDecoder | null, raw: string[]): Record<string, unknown> {
@@ -209,7 +211,8 @@ function decodedRecordJson(r: KafkaRecord, decoder: InternalDecoder | null, raw:
     return text ? { controlDecoded: text } : {};
   }
   if (decoder === null) return { keyFormat: null, valueFormat: null };
-  const d = decodeInternalRecordText(decoder, r.key, r.value);
+  const d = decodeInternalRecordText(decoder, r.key, r.value, r.offset);
+  if (d.unknownType !== undefined) return { keyFormat: decoder, valueFormat: decoder, keyDecoded: null, valueDecoded: null, decodeError: null, skipped: d.key };
   return {
     keyFormat: decoder,
     valueFormat: decoder,

@@ -12,7 +12,7 @@
  */
 import { DecodeError } from '../decode-error.ts';
 import { clusterMetadataJsonText, decodeClusterMetadataRecord, decodeKRaftControlRecord, isKRaftControlType, kraftControlJsonText } from './cluster-metadata.ts';
-import { consumerOffsetsJsonText, consumerOffsetsValueText, decodeConsumerOffsetsRecord } from './consumer-offsets.ts';
+import { CONSUMER_OFFSETS_RECORD_TYPES, consumerOffsetsJsonText, consumerOffsetsValueText, decodeConsumerOffsetsRecord } from './consumer-offsets.ts';
 import { decodeTransactionLogKey, decodeTransactionLogValue, transactionLogKeyText, transactionLogValueText } from './transaction-log.ts';
 
 /** The decoders of Kafka's internal topics, named as `klx dump --decode` names them. */
@@ -32,12 +32,29 @@ export function internalDecoderForTopic(topic: string): InternalDecoder | null {
 
 /** A record decoded by one of the internal decoders. */
 export interface InternalRecordText {
-  /** The key's JSON text, or null when the decoder prints no key (metadata) or it did not decode. */
+  /**
+   * The key's JSON text, or null when the decoder prints no key (metadata) or it did not decode. For a
+   * coordinator record of a type the decoder does not know, dump-log's own text in place of the key:
+   * `Unknown record type 99 at offset 5, skipping.` (payload null, error null).
+   */
   key: string | null;
   /** The value's JSON text, `<DELETE>` for a tombstone, or null when it did not decode. */
   payload: string | null;
   /** Why the record did not decode (`key: byte 3: …` / `value: byte 12: …`), or null. */
   error: string | null;
+  /** The record type a coordinator record's key names when the decoder does not know it (its key is then dump-log's skip text), else absent. */
+  unknownType?: number;
+}
+
+/**
+ * What kafka-dump-log prints in place of the key of a `__consumer_offsets` or `__transaction_state` record
+ * whose record type (the key's leading int16) its serde does not know, with no payload: the
+ * `UnknownRecordTypeException` that GroupCoordinatorRecordSerde / TransactionCoordinatorRecordSerde
+ * (`CoordinatorRecordSerde.deserialize`) throw, caught by DumpLogSegments' coordinator record parser
+ * (Kafka 4.x; 3.x printed `unknown::version=N` for the transaction log, TransactionLog.formatRecordKeyAndValue).
+ */
+export function unknownRecordTypeText(type: number, offset: bigint): string {
+  return `Unknown record type ${type} at offset ${offset}, skipping.`;
 }
 
 /** `key: byte 3: reason` / `value: byte 12: reason` (a reason already naming its side keeps it). */
@@ -49,9 +66,11 @@ function sideError(side: 'key' | 'value', err: unknown): string {
 
 /**
  * Decodes one (non-control) record with `decoder`, as dump-log would print it. Never throws for bad
- * bytes: a record that does not decode gives `error` (key and payload texts that did decode are kept).
+ * bytes: a record that does not decode gives `error` (key and payload texts that did decode are kept);
+ * a coordinator record of an unknown type gives dump-log's skip text as its key ({@link unknownRecordTypeText}).
+ * @param offset the record's offset (dump-log names it in the skip text).
  */
-export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Array | null, value: Uint8Array | null): InternalRecordText {
+export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Array | null, value: Uint8Array | null, offset: bigint): InternalRecordText {
   switch (decoder) {
     case 'metadata':
       try {
@@ -60,6 +79,11 @@ export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Arr
         return { key: null, payload: null, error: sideError('value', err) };
       }
     case 'transactions': {
+      // TransactionCoordinatorRecordSerde knows record type 0 only
+      if (key !== null && key.byteLength >= 2) {
+        const type = new DataView(key.buffer, key.byteOffset, 2).getInt16(0);
+        if (type !== 0) return { key: unknownRecordTypeText(type, offset), payload: null, error: null, unknownType: type };
+      }
       let keyText: string;
       try {
         keyText = transactionLogKeyText(decodeTransactionLogKey(key));
@@ -73,6 +97,11 @@ export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Arr
       }
     }
     case 'offsets': {
+      // GroupCoordinatorRecordSerde reads the key's type first and nothing else of an unknown type
+      if (key !== null && key.byteLength >= 2) {
+        const type = new DataView(key.buffer, key.byteOffset, 2).getInt16(0);
+        if (CONSUMER_OFFSETS_RECORD_TYPES[type] === undefined) return { key: unknownRecordTypeText(type, offset), payload: null, error: null, unknownType: type };
+      }
       try {
         const rec = decodeConsumerOffsetsRecord(key, value);
         const keyText = `{"type":"${rec.key.type}","data":${consumerOffsetsJsonText(rec.key.data)}}`;
