@@ -34,15 +34,15 @@ export function internalDecoderForTopic(topic: string): InternalDecoder | null {
 export interface InternalRecordText {
   /**
    * The key's JSON text, or null when the decoder prints no key (metadata) or it did not decode. For a
-   * coordinator record of a type the decoder does not know, dump-log's own text in place of the key:
-   * `Unknown record type 99 at offset 5, skipping.` (payload null, error null).
+   * coordinator record of a type the decoder does not know, dump-log's own text in place of the key
+   * (DumpLogSegments): `Unknown record type 99 at offset 5, skipping.` (payload null, error null).
    */
   key: string | null;
   /** The value's JSON text, `<DELETE>` for a tombstone, or null when it did not decode. */
   payload: string | null;
   /** Why the record did not decode (`key: byte 3: …` / `value: byte 12: …`), or null. */
   error: string | null;
-  /** The record type a coordinator record's key names when the decoder does not know it (its key is then dump-log's skip text), else absent. */
+  /** The record type a coordinator record's key names when the decoder does not know it (its key is then dump-log's skip text, DumpLogSegments), else absent. */
   unknownType?: number;
 }
 
@@ -67,7 +67,7 @@ function sideError(side: 'key' | 'value', err: unknown): string {
 /**
  * Decodes one (non-control) record with `decoder`, as dump-log would print it. Never throws for bad
  * bytes: a record that does not decode gives `error` (key and payload texts that did decode are kept);
- * a coordinator record of an unknown type gives dump-log's skip text as its key ({@link unknownRecordTypeText}).
+ * a coordinator record of an unknown type gives dump-log's skip text as its key ({@link unknownRecordTypeText}, DumpLogSegments).
  * @param offset the record's offset (dump-log names it in the skip text).
  */
 export function decodeInternalRecordText(decoder: InternalDecoder, key: Uint8Array | null, value: Uint8Array | null, offset: bigint): InternalRecordText {
