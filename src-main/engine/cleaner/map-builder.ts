@@ -98,7 +98,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
           if (h.magic === 2) {
             const data = inflateRecordsArea(h, entry.bytes);
             const base = Number(h.baseOffset);
-            // Hash the batch's keys first, touch their slots (so the cache misses overlap), then put.
+            // Hash the batch's keys, then put them (SkimpyOffsetMap.putAll may defer puts into buckets).
             ensureScratch(h.recordCount);
             let n = 0;
             let pos = 0;
@@ -112,14 +112,9 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
               result.recordsRead++;
             }
             if (pos !== data.length) throw new KlxError('corrupt-batch', `${data.length - pos} bytes left in the records area after ${h.recordCount} records`);
-            map.touch(digests, n);
-            for (let j = 0; j < n; j++) {
-              if (map.full) {
-                result.full = true;
-                return result;
-              }
-              const prev = map.putHashed(digests, offs[j]!, j * 4);
-              if (prev >= 0 && superseded) superseded.mark(prev);
+            if (map.putAll(digests, offs, n, superseded) < n) {
+              result.full = true;
+              return result;
             }
           } else {
             for (const r of entry.records ?? []) {
@@ -145,5 +140,6 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
     map.updateLatestOffset(Number(nextStart - 1n));
     if (from === 0) result.verified.add(seg.baseOffset);
   }
+  map.flushDeferred();
   return result;
 }

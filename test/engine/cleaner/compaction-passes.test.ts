@@ -1,5 +1,5 @@
 /**
- * The offset map in a fixed budget (Kafka's SkimpyOffsetMap): 128-bit key digests, Kafka's probing, full at
+ * The offset map in a fixed budget (Kafka's SkimpyOffsetMap): 128-bit key digests, local probes then Kafka's probe sequence, full at
  * slots × 0.9; several cleaning passes when the keys exceed it, ending where one big map ends; plans
  * of multi-pass runs equal the runs. The classic teaching rules beside Kafka's on the same log.
  * Undo of a compaction restores every byte.
