@@ -2,7 +2,7 @@
  * A `__transaction_state-3` partition written as a user would: `klx create` + `klx append --records`
  * with key/value bytes from an independent Python encoder of Kafka's TransactionLogKey/Value schemas
  * (test/support/txn_state_records.py): payments-1 Ongoing (v0) → PrepareCommit (v1, nextProducerEpoch 1) → CompleteCommit
- * (v1, previousProducerId 4000), reports-7 Empty (v1, producer id 2^60 + 1, null partitions), then its
+ * (v1, previousProducerId 4000), reports-7 Empty (v1, producer id 2^60 + 1, null partitions, unknown tagged field 9 = 0x0102), then its
  * tombstone; offsets 0–4, timestamps 1700000000010..50.
  */
 import { execFileSync } from 'node:child_process';

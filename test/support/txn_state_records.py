@@ -71,8 +71,9 @@ lines = [
     line(key('payments-1'), value_v0(4001, 0, 60000, 1, [('orders', [0, 2]), ('audit', [1])], T + 10, T + 5), T + 10),
     line(key('payments-1'), value_v1(4001, 0, 60000, 2, [('orders', [0, 2]), ('audit', [1])], T + 20, T + 5, [(2, struct.pack('>h', 2)), (3, struct.pack('>h', 1))]), T + 20),
     line(key('payments-1'), value_v1(4001, 1, 60000, 4, [], T + 30, T + 5, [(0, struct.pack('>q', 4000)), (2, struct.pack('>h', 2))]), T + 30),
-    # reports-7: Empty with null partitions and a producer id beyond 2^53, then its tombstone
-    line(key('reports-7'), value_v1(2**60 + 1, 3, 900000, 0, None, T + 40, -1, []), T + 40),
+    # reports-7: Empty with null partitions, a producer id beyond 2^53 and a tagged field 9 that no
+    # Kafka version defines, then its tombstone
+    line(key('reports-7'), value_v1(2**60 + 1, 3, 900000, 0, None, T + 40, -1, [(9, b'\x01\x02')]), T + 40),
     line(key('reports-7'), None, T + 50),
 ]
 sys.stdout.write('\n'.join(lines) + '\n')

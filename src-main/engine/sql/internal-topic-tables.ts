@@ -10,7 +10,8 @@
  *   (JSON `[{"topic","partitionIds"}]`), last_update_timestamp / start_timestamp (ms, −1 = none) and
  *   their `_utc` TIMESTAMPs, client_transaction_version, key_json / value_json (as
  *   `kafka-dump-log.sh --transaction-log-decoder` of Kafka 4.4+ prints key and payload, transactionStatus
- *   as its state name; JSON), decode_error.
+ *   as its state name; JSON), unknown_tagged_fields (tags the value's version does not define, which
+ *   dump-log does not print: JSON `[{"path","tag","data":base64}]`, NULL when none), decode_error.
  *   Tagged fields absent from the bytes take Kafka's defaults (−1, −1, −1, 0), as Kafka's
  *   `TransactionLogValue` object does.
  * - `cluster_metadata`: one row per `__cluster_metadata` record: record_offset, type
@@ -62,6 +63,7 @@ const TXN_COLUMNS = [
   ['client_transaction_version', 'int32'],
   ['key_json', 'varchar'],
   ['value_json', 'varchar'],
+  ['unknown_tagged_fields', 'varchar'],
   ['decode_error', 'varchar'],
 ] as const satisfies readonly (readonly [string, ColumnKind])[];
 
@@ -151,7 +153,7 @@ export async function buildInternalTopicTables(connection: DuckDBConnection, ope
     `CREATE VIEW transactions AS SELECT topic, "partition", record_offset, "timestamp", ${utc('"timestamp"')} AS timestamp_utc, transactional_id, is_tombstone, version, ` +
       `producer_id, previous_producer_id, next_producer_id, producer_epoch, next_producer_epoch, transaction_timeout_ms, state_id, state, partitions::JSON AS partitions, ` +
       `last_update_timestamp, ${utc('last_update_timestamp')} AS last_update_utc, start_timestamp, ${utc('start_timestamp')} AS start_utc, ` +
-      `client_transaction_version, key_json::JSON AS key_json, value_json::JSON AS value_json, decode_error FROM ${SCHEMA}.transaction_rows`,
+      `client_transaction_version, key_json::JSON AS key_json, value_json::JSON AS value_json, unknown_tagged_fields::JSON AS unknown_tagged_fields, decode_error FROM ${SCHEMA}.transaction_rows`,
   );
   await connection.run(
     `CREATE VIEW cluster_metadata AS SELECT record_offset, type, version, data::JSON AS data, payload, is_control, "timestamp", ${utc('"timestamp"')} AS timestamp_utc, ` +
@@ -167,7 +169,7 @@ function writeTxnRow(out: ColumnarAppender, topic: string, partition: number, of
   out.int64(T.record_offset, offset);
   out.int64(T.timestamp, timestamp);
   out.bool(T.is_tombstone, value === null);
-  const valueCols = [T.version, T.producer_id, T.previous_producer_id, T.next_producer_id, T.producer_epoch, T.next_producer_epoch, T.transaction_timeout_ms, T.state_id, T.state, T.partitions, T.last_update_timestamp, T.start_timestamp, T.client_transaction_version, T.value_json];
+  const valueCols = [T.version, T.producer_id, T.previous_producer_id, T.next_producer_id, T.producer_epoch, T.next_producer_epoch, T.transaction_timeout_ms, T.state_id, T.state, T.partitions, T.last_update_timestamp, T.start_timestamp, T.client_transaction_version, T.value_json, T.unknown_tagged_fields];
   const fail = (reason: string, keyDone: boolean): boolean => {
     if (!keyDone) {
       out.null(T.transactional_id);
@@ -213,6 +215,7 @@ function writeTxnRow(out: ColumnarAppender, topic: string, partition: number, of
   out.int64(T.start_timestamp, d.transactionStartTimestampMs as bigint);
   out.int32(T.client_transaction_version, (d.clientTransactionVersion as number | undefined) ?? 0);
   out.varchar(T.value_json, transactionLogValueText(v));
+  out.varchar(T.unknown_tagged_fields, v.unknownTaggedFields.length > 0 ? unknownTagsText(v.unknownTaggedFields) : null);
   out.null(T.decode_error);
   out.endRow();
   return true;

@@ -36,6 +36,10 @@ describe('transactions table', () => {
     // The JSON columns are DuckDB JSON: paths work, int64 stays exact.
     expect(await scalar(s, `SELECT value_json->>'$.data.producerId' FROM transactions WHERE record_offset = 3`)).toBe('1152921504606846977');
     expect(await scalar(s, `SELECT key_json->'data'->>'transactionalId' FROM transactions WHERE record_offset = 0`)).toBe('payments-1');
+    // A tagged field no version defines: in its own column, not in value_json (dump-log does not print it)
+    expect(await rows(s, `SELECT record_offset, unknown_tagged_fields::VARCHAR AS u, contains(value_json::VARCHAR, 'AQI=') AS in_json FROM transactions WHERE unknown_tagged_fields IS NOT NULL`)).toEqual([
+      { record_offset: 3n, u: '[{"path":"","tag":9,"data":"AQI="}]', in_json: false },
+    ]);
     expect(await scalar(s, `SELECT count(*) FROM transactions t, unnest(from_json(t.partitions, '["json"]')) AS p(x) WHERE record_offset = 1`)).toBe(2n);
     // Nothing of the other tables changed: the records are there as bytes too.
     expect(await scalar(s, `SELECT count(*) FROM records WHERE topic = '__transaction_state'`)).toBe(5n);

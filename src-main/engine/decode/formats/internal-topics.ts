@@ -12,7 +12,7 @@
 import { DecodeError } from '../decode-error.ts';
 import { FormatError, type DecodeContext, type Format, type FormatOutput } from '../format.ts';
 import { parseJsonExact } from '../json-text.ts';
-import { clusterMetadataJsonText, decodeClusterMetadataRecord, decodeKRaftControlRecord, isKRaftControlType, kraftControlJsonText } from '../internal/cluster-metadata.ts';
+import { clusterMetadataJsonText, decodeClusterMetadataRecord, decodeKRaftControlRecord, isKRaftControlType, kraftControlJsonText, unknownTagsText } from '../internal/cluster-metadata.ts';
 import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, summarizeConsumerOffsetsKey, summarizeConsumerOffsetsValue } from '../internal/consumer-offsets.ts';
 import { decodeTransactionLogKey, decodeTransactionLogValue, transactionStateName } from '../internal/transaction-log.ts';
 
@@ -85,7 +85,10 @@ export const clusterMetadataFormat: Format = {
     }
     const rec = decodeClusterMetadataRecord(b);
     const text = clusterMetadataJsonText(rec);
-    return { json: parseJsonExact(text), display: text };
+    // dump-log's text; tagged fields the version does not define (which it does not print) as a note outside `data`
+    const json = parseJsonExact(text) as Record<string, unknown>;
+    if (rec.unknownTaggedFields.length > 0) json.unknownTaggedFields = parseJsonExact(unknownTagsText(rec.unknownTaggedFields));
+    return { json, display: text };
   },
 };
 

@@ -236,13 +236,13 @@ export function clusterMetadataDataText(rec: ClusterMetadataRecord): string {
 
 /**
  * The line dump-log prints after ` payload: ` for a metadata record:
- * `{"type":"TOPIC_RECORD","version":0,"data":{…}}` (DumpLogSegments.ClusterMetadataLogMessageParser). Unknown tagged fields (which Kafka does not
- * print) are added as `"unknownTaggedFields":[{"path":…,"tag":…,"data":base64}]` after `data` so
- * they are not lost; records without any print exactly as Kafka does.
+ * `{"type":"TOPIC_RECORD","version":0,"data":{…}}` (DumpLogSegments.ClusterMetadataLogMessageParser).
+ * Tagged fields the version does not define are not printed, as MetadataJsonConverters do not print them
+ * (they stay in `rec.unknownTaggedFields`, the SQL `cluster_metadata.unknown_tagged_fields` column and the
+ * inspector's JSON, outside `data`).
  */
 export function clusterMetadataJsonText(rec: ClusterMetadataRecord): string {
-  const base = `{"type":"${rec.type}","version":${rec.version},"data":${clusterMetadataDataText(rec)}`;
-  return rec.unknownTaggedFields.length === 0 ? `${base}}` : `${base},"unknownTaggedFields":${unknownTagsText(rec.unknownTaggedFields)}}`;
+  return `{"type":"${rec.type}","version":${rec.version},"data":${clusterMetadataDataText(rec)}}`;
 }
 
 /** Unknown tagged fields as JSON text (`[{"path":"","tag":9,"data":"AQI="}]`). */

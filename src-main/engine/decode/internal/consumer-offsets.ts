@@ -768,14 +768,13 @@ export function consumerOffsetsJsonText(v: unknown): string {
 }
 
 /**
- * A value's payload text: `{"version":"V","data":{…}}` as dump-log prints it, with the tagged fields this
- * decoder does not know appended as `"unknownTaggedFields":[{"tag":N,"data":"<base64>"}]` (Kafka prints
- * only fields its schema knows), or `<DELETE>` for a tombstone.
+ * A value's payload text: `{"version":"V","data":{…}}` as dump-log prints it, or `<DELETE>` for a tombstone.
+ * Tagged fields this decoder does not know are not printed, as Kafka's JsonConverter prints only the fields
+ * its schema knows (they stay in the decoded value's `unknownTaggedFields`).
  */
 export function consumerOffsetsValueText(v: ConsumerOffsetsValue | null): string {
   if (v === null) return '<DELETE>';
-  const base = `{"version":"${v.version}","data":${consumerOffsetsJsonText(v.data)}`;
-  return v.unknownTaggedFields && v.unknownTaggedFields.length > 0 ? `${base},"unknownTaggedFields":${consumerOffsetsJsonText(v.unknownTaggedFields)}}` : `${base}}`;
+  return `{"version":"${v.version}","data":${consumerOffsetsJsonText(v.data)}}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@
 import { DecodeError } from '../decode-error.ts';
 import { ProtocolReader } from '../protocol-reader.ts';
 import { field as f, message, messageJsonText, readMessage, structArray, type MessageSchema, type UnknownTag } from './message-schema.ts';
-import { unknownTagsText } from './cluster-metadata.ts';
 
 /** TransactionLogKey (record type 0, version 0). */
 export const TRANSACTION_LOG_KEY: MessageSchema = message('TransactionLogKey', '0', 'none', [f('TransactionalId', 'string', '0')]);
@@ -122,13 +121,13 @@ export function transactionLogKeyText(key: TransactionLogKey): string {
 
 /**
  * dump-log's payload text: `{"version":"1","data":{…}}` with `transactionStatus` as its state name
- * (Kafka 4.4+), or `<DELETE>` for a tombstone. Unknown tagged fields (not printed by Kafka: the converters
- * JsonConverterGenerator writes know only the schema's fields) are appended as `"unknownTaggedFields":[…]`.
+ * (Kafka 4.4+), or `<DELETE>` for a tombstone. Tagged fields the schema does not know are not printed, as
+ * the converters JsonConverterGenerator writes know only the schema's fields (they stay in `unknownTaggedFields`
+ * of the decoded value and the SQL `transactions.unknown_tagged_fields` column).
  */
 export function transactionLogValueText(value: TransactionLogValue | null): string {
   if (value === null) return '<DELETE>';
   const status = value.data.transactionStatus;
   const data = typeof status === 'number' ? { ...value.data, transactionStatus: dumpLogTransactionStatus(status) } : value.data;
-  const base = `{"version":"${value.version}","data":${messageJsonText(TRANSACTION_LOG_VALUE_TEXT, data)}`;
-  return value.unknownTaggedFields.length === 0 ? `${base}}` : `${base},"unknownTaggedFields":${unknownTagsText(value.unknownTaggedFields)}}`;
+  return `{"version":"${value.version}","data":${messageJsonText(TRANSACTION_LOG_VALUE_TEXT, data)}}`;
 }
