@@ -10,12 +10,14 @@
  * buckets stay exact), findings beyond `limit` likewise, and a search keeps at most `limit` matches.
  */
 import { KlxError } from '../../engine/errors.ts';
-import { Pacer, countRecords, streamRecordsOf, walkLog } from '../../engine/log/fetch.ts';
+import { Pacer, countRecords, streamRecordsOf, walkLog, type RecordCounts } from '../../engine/log/fetch.ts';
+import type { LongReadOptions } from '../../engine/log/log-walk.ts';
+import { PartitionLog } from '../../engine/log/partition-log.ts';
+import type { LogSegment } from '../../engine/segment/log-segment.ts';
 import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
-import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
 import { verifyPartitionInParallel } from '../../engine/log/verify-parallel.ts';
-import type { SegmentTaskRunner } from '../../engine/log/segment-tasks.ts';
+import { inSegmentOrder, splitPays, type ParallelScanOptions, type SegmentTaskRunner } from '../../engine/log/segment-tasks.ts';
 import { countFindings } from '../../engine/log/findings.ts';
 import { recoveryNeededFinding } from '../../engine/log/quick-check.ts';
 import { DecodedCondition } from '../../engine/decode/decoded-condition.ts';
@@ -30,34 +32,87 @@ import { summaryOf } from './log-records.ts';
 import type { JobContext } from '../core/types.ts';
 import type { KafkaRecord } from '../../engine/format/types.ts';
 
-/** `log.countRecords`: counts of the whole partition and of each segment (header-only walk). */
-export async function countJob(log: PartitionLog, job: JobContext, cache: Pick<LogCache, 'setCounts'>): Promise<JobResult<'log.countRecords'>> {
+/** What {@link countSegmentTask} counts: segment `index` of the partition at `dir` (base offset `baseOffset`), offsets [from, to). */
+export interface CountSegmentArgs {
+  dir: string;
+  index: number;
+  baseOffset: bigint;
+  from: bigint;
+  to: bigint;
+}
+
+/** The counts of one segment (the engine's `countRecords` over a view holding only it). @throws KlxError `cancelled`. */
+export function countSegment(log: PartitionLog, seg: LogSegment, from: bigint, to: bigint, opts: LongReadOptions): Promise<RecordCounts> {
+  return countRecords(rangeView(log, from, to, [seg]), opts);
+}
+
+/**
+ * A segment's counts on a scan-pool thread (`scan-tasks.ts`): the partition opened there.
+ * @throws KlxError `not-found` when the partition no longer has that segment (its files changed), `cancelled`.
+ */
+export function countSegmentTask(a: CountSegmentArgs, opts: LongReadOptions): Promise<RecordCounts> {
+  const log = PartitionLog.open(a.dir);
+  const seg = log.segments[a.index];
+  if (!seg || seg.baseOffset !== a.baseOffset) throw new KlxError('not-found', `segment ${a.baseOffset} of ${a.dir} is gone: the partition changed while it was being counted`, { file: a.dir });
+  return countSegment(log, seg, a.from, a.to, opts);
+}
+
+/**
+ * `log.countRecords`: counts of the whole partition and of each segment (header-only walk).
+ * With `split.runner` a partition of `split.minBytes` or more is counted segment by segment on its
+ * threads (`countSegment` tasks; the same answer: segments are counted apart either way).
+ */
+export async function countJob(log: PartitionLog, job: JobContext, cache: Pick<LogCache, 'setCounts'>, split: ParallelScanOptions = {}): Promise<JobResult<'log.countRecords'>> {
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const total = log.logSize;
-  let before = 0;
   const segments: JobResult<'log.countRecords'>['segments'] = [];
   const sum = { records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0 };
   job.progress({ phase: 'counting records', done: 0, total, bytes: 0 });
-  for (let i = 0; i < log.segments.length; i++) {
-    const seg = log.segments[i]!;
-    const active = i === log.segments.length - 1;
-    const segEnd = active ? logEnd : seg.nextOffset();
-    const segStart = seg.baseOffset > logStart ? seg.baseOffset : logStart;
-    const row = { baseOffset: s(seg.baseOffset), records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0 };
-    if (segEnd > segStart) {
-      // One segment at a time: the engine's counter over a view holding only this segment.
-      const view = rangeView(log, segStart, segEnd, [seg]);
-      const c = await countRecords(view, {
-        signal: job.signal,
-        onProgress: (p) => job.progress({ phase: 'counting records', done: Math.min(total, before + p.done), total, bytes: before + p.bytes }),
-      });
+  const ranges = log.segments.map((seg, i) => {
+    const segEnd = i === log.segments.length - 1 ? logEnd : seg.nextOffset();
+    return { seg, from: seg.baseOffset > logStart ? seg.baseOffset : logStart, to: segEnd };
+  });
+  const add = (i: number, c: RecordCounts | null) => {
+    const row = { baseOffset: s(ranges[i]!.seg.baseOffset), records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0 };
+    if (c) {
       Object.assign(row, { records: c.records, controlRecords: c.controlRecords, batches: c.batches, emptyBatches: c.emptyBatches, bytes: c.bytes });
       for (const k of ['records', 'controlRecords', 'batches', 'emptyBatches', 'bytes'] as const) sum[k] += c[k];
     }
-    before += Math.max(0, seg.size);
     segments.push(row);
-    job.progress({ phase: 'counting records', done: Math.min(total, before), total, bytes: before });
+  };
+  const runner = split.runner;
+  if (runner && splitPays(log, split)) {
+    const counted = inSegmentOrder(
+      ranges.length,
+      async (i, signal, onBytes) => {
+        const r = ranges[i]!;
+        if (r.to <= r.from) return null;
+        const c = await runner.run<RecordCounts>('countSegment', { dir: log.dir, index: i, baseOffset: r.seg.baseOffset, from: r.from, to: r.to } satisfies CountSegmentArgs, { signal, onBytes });
+        onBytes(Math.max(0, r.seg.size));
+        return c;
+      },
+      { threads: runner.threads, signal: job.signal, onProgress: (done) => job.progress({ phase: 'counting records', done: Math.min(total, done), total, bytes: done }) },
+    );
+    let i = 0;
+    for await (const c of counted) add(i++, c);
+    job.progress({ phase: 'counting records', done: total, total, bytes: total });
+  } else {
+    let before = 0;
+    for (let i = 0; i < ranges.length; i++) {
+      const { seg, from, to } = ranges[i]!;
+      let c: RecordCounts | null = null;
+      if (to > from) {
+        // One segment at a time: the engine's counter over a view holding only this segment.
+        c = await countSegment(log, seg, from, to, {
+          signal: job.signal,
+          onProgress: (p) => job.progress({ phase: 'counting records', done: Math.min(total, before + p.done), total, bytes: before + p.bytes }),
+        });
+      }
+      add(i, c);
+      before += Math.max(0, seg.size);
+      job.progress({ phase: 'counting records', done: Math.min(total, before), total, bytes: before });
+    }
   }
   cache.setCounts(log, { records: sum.records, controlRecords: sum.controlRecords, batches: sum.batches, emptyBatches: sum.emptyBatches });
   return { ...sum, offsetSpan: s(logEnd - logStart), logStartOffset: s(logStart), logEndOffset: s(logEnd), segments };

@@ -159,7 +159,7 @@ export const logTasks = {
   },
   count: async (a: LogTaskArgs<undefined>, run: TaskRun): Promise<CountTaskResult> => {
     let facts: CountFacts | null = null;
-    const result = await countJob(partitionOf(a), jobOf(run), { setCounts: (_log, c) => (facts = c) });
+    const result = await countJob(partitionOf(a), jobOf(run), { setCounts: (_log, c) => (facts = c) }, { runner: scanRunner(), minBytes: scanSplitMinBytes() });
     return { result, facts };
   },
   holes: (a: LogTaskArgs<ParsedReq<'log.holes'>>, run: TaskRun): Promise<JobResult<'log.holes'>> => holesJob(partitionOf(a), a.req, jobOf(run)),

@@ -5,6 +5,7 @@
 import { verifySegmentTask, type VerifySegmentArgs } from '../../engine/log/verify-parallel.ts';
 import type { SegmentTaskKind } from '../../engine/log/segment-tasks.ts';
 import type { TaskFn, TaskRun } from '../core/worker-tasks.ts';
+import { countSegmentTask, type CountSegmentArgs } from './log-jobs.ts';
 
 /** Progress of a segment task: `bytes` read so far in its segment. */
 const reporter = (run: TaskRun, phase: string) => (bytes: number) => run.progress({ phase, done: bytes, total: null, bytes });
@@ -12,9 +13,7 @@ const reporter = (run: TaskRun, phase: string) => (bytes: number) => run.progres
 /** The scan worker's task table. */
 export const segmentScanTasks: Record<SegmentTaskKind, TaskFn> = {
   verifySegment: (a: VerifySegmentArgs, run: TaskRun) => verifySegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'verifying') }),
-  countSegment: () => {
-    throw new Error('countSegment: not served yet');
-  },
+  countSegment: (a: CountSegmentArgs, run: TaskRun) => countSegmentTask(a, { signal: run.signal, onProgress: (p) => reporter(run, 'counting records')(p.done) }),
   holesSegment: () => {
     throw new Error('holesSegment: not served yet');
   },

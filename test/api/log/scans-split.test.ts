@@ -1,8 +1,8 @@
 /**
- * `log.verify` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0` the log worker
- * thread running the verify reads the partition's segments on the scan pool's threads (threads
- * started from a worker thread); the answer is the one-thread answer (`verifyJob` without a runner,
- * in this thread), progress is reported and the job can be cancelled.
+ * `log.verify` and `log.countRecords` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0`
+ * the log worker thread running the job reads the partition's segments on the scan pool's threads
+ * (threads started from a worker thread); the answer is the one-thread answer (`verifyJob` /
+ * `countJob` without a runner, in this thread), progress is reported and the job can be cancelled.
  */
 process.env.KLX_SCAN_SPLIT_MIN_BYTES = '0';
 
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobProgressEvent, MethodName } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
-import { verifyJob } from '../../../src-main/api/log/log-jobs.ts';
+import { countJob, verifyJob } from '../../../src-main/api/log/log-jobs.ts';
 import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
@@ -51,7 +51,7 @@ async function runJob(method: MethodName, req: unknown, cancelAtProgress = false
 const ten = (from: number) => Array.from({ length: 10 }, (_, i) => rec(`k${from + i}`, 'x'.repeat(200), 1000 + from + i));
 const seg = (from: number, n: number) => ({ batches: Array.from({ length: n }, (_, b) => ({ baseOffset: BigInt(from + b * 10), records: ten(from + b * 10) })) });
 
-describe('log.verify split over segments', () => {
+describe('log.verify and log.countRecords split over segments', () => {
   it('answers what one thread answers (a CRC failure in a middle segment, a torn tail), with progress', async () => {
     const dir = buildPartition(join(root, 'a'), { topic: 'orders', segments: [seg(0, 20), seg(200, 20), { ...seg(400, 20), tail: encodeBatch({ baseOffset: 600n, records: ten(600) }).subarray(0, 70) }] }, { recoveryPoint: 200n });
     const file = join(dir, `${'200'.padStart(20, '0')}.log`);
@@ -70,6 +70,21 @@ describe('log.verify split over segments', () => {
     expect(end.ok && end.result).toEqual({ ...expected, stats });
     expect(expected.findings.map((f) => f.code)).toEqual(expect.arrayContaining(['crc-mismatch', 'invalid-tail']));
     expect(progress.at(-1)).toMatchObject({ phase: 'verifying', done: expected.stats.bytes });
+  }, 60_000);
+
+  it('log.countRecords: the one-thread counts, per segment too (a compacted-looking segment, an empty one, a log start inside a segment)', async () => {
+    const dir = buildPartition(
+      join(root, 'c'),
+      { topic: 'counts', segments: [seg(0, 20), { baseOffset: 200n, batches: [{ baseOffset: 250n, records: ten(250) }, { baseOffset: 300n, records: [rec('a', 'b', 1)] }] }, { baseOffset: 320n, batches: [] }, seg(400, 20)] },
+      { logStartOffset: 55n },
+    );
+    expect((await server.dispatch('log.open', { path: join(root, 'c') }, CALL)).ok).toBe(true);
+    const { end, progress } = await runJob('log.countRecords', { dir });
+    expect(end.ok).toBe(true);
+    const expected = await countJob(PartitionLog.open(dir), { jobId: '', readOnly: true, signal: new AbortController().signal, progress: () => {} }, { setCounts: () => {} });
+    expect(end.ok && end.result).toEqual(expected);
+    expect(expected).toMatchObject({ records: 145 + 11 + 200, logStartOffset: '55' });
+    expect(progress.at(-1)).toMatchObject({ phase: 'counting records', done: progress.at(-1)!.total });
   }, 60_000);
 
   it('is cancelled', async () => {
