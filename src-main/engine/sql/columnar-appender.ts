@@ -93,7 +93,7 @@ export class ColumnarAppender {
   private readonly validity: Uint8Array[];
   private readonly hasNull: boolean[];
   private readonly lists: (ListState | null)[];
-  private chunk!: DuckDBDataChunk;
+  private chunk: DuckDBDataChunk | undefined;
   private vectors!: Vector[];
   private row = 0;
   private closed = false;
@@ -125,9 +125,19 @@ export class ColumnarAppender {
     return new ColumnarAppender(appender, kinds, [catalog, schema, table].filter((x) => x !== null).join('.'));
   }
 
+  /**
+   * Readies the chunk for the next rows: created once, then reset after each append (DuckDB's
+   * `DataChunk::Reset`: the vectors keep their buffers and addresses, the string heap and validity
+   * are cleared), so a build allocates no chunk per 2048 rows.
+   */
   private newChunk(): void {
-    this.chunk = DuckDBDataChunk.create(this.types, this.chunkRows);
-    this.vectors = this.kinds.map((_, i) => bindings.data_chunk_get_vector(this.chunk.chunk, i));
+    if (this.chunk === undefined) {
+      this.chunk = DuckDBDataChunk.create(this.types, this.chunkRows);
+      this.vectors = this.kinds.map((_, i) => bindings.data_chunk_get_vector(this.chunk!.chunk, i));
+    } else {
+      bindings.data_chunk_reset(this.chunk.chunk);
+      bindings.data_chunk_set_size(this.chunk.chunk, this.chunkRows);
+    }
     for (const l of this.lists) {
       if (!l) continue;
       l.size = 0;
@@ -295,7 +305,7 @@ export class ColumnarAppender {
   private flushChunk(): void {
     const n = this.row;
     if (n === 0) return;
-    const raw = this.chunk.chunk;
+    const raw = this.chunk!.chunk;
     bindings.data_chunk_set_size(raw, n);
     for (let c = 0; c < this.kinds.length; c++) {
       const vec = this.vectors[c]!;
@@ -322,7 +332,7 @@ export class ColumnarAppender {
       }
     }
     try {
-      this.appender.appendDataChunk(this.chunk);
+      this.appender.appendDataChunk(this.chunk!);
     } catch (err) {
       throw new KlxError('internal', `appending ${n} rows to ${this.table} failed: ${(err as Error).message}`, { cause: err });
     }
