@@ -5,6 +5,11 @@
  * our record table, written once by DuckDB to Parquet and to NDJSON) into a table of its own, in
  * the same run, each step in a fresh process (`sql-child.ts`) so that its peak RSS is its own.
  *
+ * The floor, in the same run: DuckDB's appender storing the same record rows (our `record_rows`
+ * columns) from data chunks already in memory into a fresh database, checkpointed (`sql-child.ts
+ * floor`): no log read, no decoding, no JS per row; no build that stores these rows in DuckDB's
+ * tables can be faster on this machine.
+ *
  * Reported: wall and CPU seconds, records/s, peak RSS, our cache size against the log's bytes, and
  * one query that reads values back from the segments (what a value query costs).
  * Targets (issue 16): ≥ 3,000,000 records/s; within 3× of DuckDB's Parquet load; peak RSS ≤ 1 GiB;
@@ -80,7 +85,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     progress('warm-up build');
     step(['ours', data.logDir, cacheDir]);
     const peers = await peerFiles(data.logDir, cacheDir);
-    const runs = { ours: [] as StepResult[], one: [] as StepResult[], parquet: [] as StepResult[], ndjson: [] as StepResult[] };
+    const runs = { ours: [] as StepResult[], one: [] as StepResult[], parquet: [] as StepResult[], ndjson: [] as StepResult[], floor: [] as StepResult[] };
     for (let i = 1; i <= opts.iterations; i++) {
       // Interleaved so that every side sees the same machine load.
       progress(`#${i}: our build`);
@@ -91,9 +96,11 @@ export async function run(opts: BenchOptions): Promise<void> {
       runs.parquet.push(step(['parquet', peers.parquet, peerDb]));
       progress(`#${i}: DuckDB from NDJSON`);
       runs.ndjson.push(step(['ndjson', peers.ndjson, peerDb]));
+      progress(`#${i}: DuckDB appending our rows from chunks in memory`);
+      runs.floor.push(step(['floor', peers.parquet, peerDb, String(data.records)]));
     }
     progress('');
-    for (const r of [...runs.parquet, ...runs.ndjson]) if (Number(r.records) !== data.records) throw new Error(`a peer loaded ${r.records} records, not ${data.records}`);
+    for (const r of [...runs.parquet, ...runs.ndjson, ...runs.floor]) if (Number(r.records) !== data.records) throw new Error(`a peer loaded ${r.records} records, not ${data.records}`);
     for (const r of [...runs.ours, ...runs.one]) if (Number(r.records) !== data.records) throw new Error(`our build wrote ${r.records} records, not ${data.records}`);
     const med = (rs: StepResult[], f: (r: StepResult) => number) => median(rs.map(f));
     const row = (label: string, rs: StepResult[], note: string) => {
@@ -104,6 +111,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     const one = med(runs.one, (r) => r.seconds);
     const pq = med(runs.parquet, (r) => r.seconds);
     const nd = med(runs.ndjson, (r) => r.seconds);
+    const floor = med(runs.floor, (r) => r.seconds);
     const rss = med(runs.ours, (r) => r.maxRssBytes);
     const cache = med(runs.ours, (r) => r.cacheBytes ?? 0);
     const rate = data.records / ours;
@@ -114,6 +122,7 @@ export async function run(opts: BenchOptions): Promise<void> {
         row('ours, decoding in the building thread', runs.one, `the threads' speed-up: ${fmt3(one / ours)}×`),
         row('DuckDB: CREATE TABLE AS read_parquet (peer)', runs.parquet, 'the practical limit'),
         row('DuckDB: CREATE TABLE AS read_json NDJSON (peer)', runs.ndjson, `ours takes ${fmt3(ours / nd)}× its time`),
+        row('DuckDB: appender, our record rows from chunks in memory (floor)', runs.floor, `the limit of any build storing these rows in DuckDB: ours takes ${fmt3(ours / floor)}× its time (${fmt3(med(runs.ours, (r) => r.cpuSeconds) / med(runs.floor, (r) => r.cpuSeconds))}× its CPU)`),
       ],
       new Set([1, 2, 3, 4]),
     );

@@ -13,7 +13,7 @@
  *
  * The views `records` / `latest` / `state` call them, so a query that names none of these columns
  * never reads the log (DuckDB drops unused view columns), and one that does pays one read of each
- * batch it touches (the last batch read is kept, so records of one batch cost one read). What was
+ * batch it touches (the last batches read are kept, one per DuckDB thread, so records of one batch cost one read). What was
  * read is counted ({@link RecordFunctions.reads}) so a query can say what it cost.
  *
  * DuckDB runs these functions on its own threads and waits for the JS thread, so they are only
@@ -77,12 +77,21 @@ const DECODED_FIELDS = ['key_format', 'value_format', 'key_decoded', 'value_deco
 /** Read window over a `.log`: sequential batch reads are served from one 1 MiB read. */
 const WINDOW_BYTES = 1 << 20;
 
-/** A `.log` opened for the functions, read through a window. */
+/**
+ * Windows and batches kept per reader. DuckDB scans a table with one thread per core, each on its
+ * own row group, and calls the functions with their chunks in turn: each thread reads its own
+ * stretch of the log, so one window (or one batch) per thread, not one in all, keeps reads
+ * sequential (with a single window, two threads made every chunk read 1 MiB again: 9× the log's
+ * bytes for a query over every value).
+ */
+const KEPT = 4;
+
+/** A `.log` opened for the functions, read through up to {@link KEPT} windows (least recently used replaced). */
 class WindowedLog implements ByteSource {
   readonly size: number;
   private readonly fd: number;
-  private win: Buffer = Buffer.alloc(0);
-  private winStart = 0;
+  /** Windows, most recently used first. */
+  private readonly windows: { start: number; bytes: Buffer }[] = [];
 
   constructor(
     readonly path: string,
@@ -97,7 +106,17 @@ class WindowedLog implements ByteSource {
   }
 
   read(position: number, length: number): Buffer {
-    if (position >= this.winStart && position + length <= this.winStart + this.win.length) return this.win.subarray(position - this.winStart, position - this.winStart + length);
+    const ws = this.windows;
+    for (let i = 0; i < ws.length; i++) {
+      const w = ws[i]!;
+      if (position >= w.start && position + length <= w.start + w.bytes.length) {
+        if (i > 0) {
+          ws.splice(i, 1);
+          ws.unshift(w);
+        }
+        return w.bytes.subarray(position - w.start, position - w.start + length);
+      }
+    }
     const n = Math.max(0, Math.min(Math.max(length, WINDOW_BYTES), this.size - position));
     const buf = Buffer.allocUnsafe(n);
     let done = 0;
@@ -107,9 +126,9 @@ class WindowedLog implements ByteSource {
       done += got;
     }
     this.reads.bytes += done;
-    this.win = buf.subarray(0, done);
-    this.winStart = position;
-    return this.win.subarray(0, Math.min(length, done));
+    ws.unshift({ start: position, bytes: buf.subarray(0, done) });
+    if (ws.length > KEPT) ws.pop();
+    return buf.subarray(0, Math.min(length, done));
   }
 
   close(): void {
@@ -117,19 +136,25 @@ class WindowedLog implements ByteSource {
   }
 }
 
+/** A batch read back: its place and records, and where the last lookup in it ended. */
+interface KeptBatch {
+  pid: number;
+  segment: bigint;
+  position: number;
+  records: KafkaRecord[];
+  index: number;
+}
+
 /**
- * Reads records back by their place on disk (see the module comment), keeping the last batch.
+ * Reads records back by their place on disk (see the module comment), keeping the last batches read.
  */
 export class RecordReader {
   /** What was read so far. */
   readonly reads: LogReads = { batches: 0, bytes: 0 };
   private readonly logs = new Map<string, WindowedLog>();
   private readonly segments: Map<bigint, LogSegment>[];
-  private lastPid = -1;
-  private lastSegment = -1n;
-  private lastPosition = -1;
-  private lastRecords: KafkaRecord[] = [];
-  private lastIndex = 0;
+  /** The last batches read (up to {@link KEPT}, most recently used first: one per DuckDB thread). */
+  private kept: KeptBatch[] = [];
 
   constructor(readonly source: RecordFunctionsSource) {
     this.segments = source.partitions.map((p) => new Map(p.segments.map((s) => [s.baseOffset, s])));
@@ -141,18 +166,31 @@ export class RecordReader {
    *   comment), `not-found` when the segment is gone, `corrupt-batch` when the batch cannot be decoded.
    */
   record(pid: number, segmentBase: bigint, position: number, offset: bigint): KafkaRecord {
-    if (pid !== this.lastPid || segmentBase !== this.lastSegment || position !== this.lastPosition) this.loadBatch(pid, segmentBase, position);
-    const rs = this.lastRecords;
+    const kept = this.kept;
+    let b = kept[0];
+    if (b === undefined || b.pid !== pid || b.segment !== segmentBase || b.position !== position) {
+      const i = kept.findIndex((k) => k.pid === pid && k.segment === segmentBase && k.position === position);
+      if (i > 0) {
+        b = kept[i]!;
+        kept.splice(i, 1);
+        kept.unshift(b);
+      } else {
+        b = this.loadBatch(pid, segmentBase, position);
+        kept.unshift(b);
+        if (kept.length > KEPT) kept.pop();
+      }
+    }
+    const rs = b.records;
     // Records of a batch come in offset order and queries mostly ask in that order: look from the last hit.
-    let i = this.lastIndex < rs.length && rs[this.lastIndex]!.offset <= offset ? this.lastIndex : 0;
+    let i = b.index < rs.length && rs[b.index]!.offset <= offset ? b.index : 0;
     while (i < rs.length && rs[i]!.offset < offset) i++;
     const r = rs[i];
     if (r === undefined || r.offset !== offset) throw this.changed(pid, segmentBase, position, `the batch there holds no record at offset ${offset}`);
-    this.lastIndex = i;
+    b.index = i;
     return r;
   }
 
-  private loadBatch(pid: number, segmentBase: bigint, position: number): void {
+  private loadBatch(pid: number, segmentBase: bigint, position: number): KeptBatch {
     const log = this.source.partitions[pid];
     const segment = log ? this.segments[pid]!.get(segmentBase) : undefined;
     if (!log || !segment) throw this.changed(pid, segmentBase, position, 'no such segment');
@@ -167,16 +205,14 @@ export class RecordReader {
     void it.return(undefined);
     const e = first.done ? undefined : first.value;
     if (!e || e.type !== 'batch') throw this.changed(pid, segmentBase, position, 'no batch starts there');
+    let records: KafkaRecord[];
     try {
-      this.lastRecords = recordsOf(e);
+      records = recordsOf(e);
     } catch (err) {
       throw errorAt(err, { file, position });
     }
     this.reads.batches++;
-    this.lastPid = pid;
-    this.lastSegment = segmentBase;
-    this.lastPosition = position;
-    this.lastIndex = 0;
+    return { pid, segment: segmentBase, position, records, index: 0 };
   }
 
   private changed(pid: number, segmentBase: bigint, position: number, why: string): KlxError {
@@ -192,8 +228,7 @@ export class RecordReader {
   close(): void {
     for (const l of this.logs.values()) l.close();
     this.logs.clear();
-    this.lastPid = -1;
-    this.lastRecords = [];
+    this.kept = [];
   }
 }
 

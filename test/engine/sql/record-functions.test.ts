@@ -45,7 +45,9 @@ describe('columns read back from the segments', () => {
 
     const all = await s.query('SELECT count(*) FROM records WHERE value_text LIKE $$value-5__-%$$');
     expect(all.rows[0]).toEqual([100n]);
-    expect(all.readFromLog.batches).toBe(20);
+    // 20 batches reached, 19 read: the batch of offset 123 is still kept from the query before
+    // (the functions keep the last batches read, one per DuckDB scan thread).
+    expect(all.readFromLog.batches).toBe(19);
   });
 
   it('the cache keeps metadata columns only: no value, headers or decoded column; keys stay', async () => {
