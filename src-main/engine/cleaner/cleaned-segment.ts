@@ -15,6 +15,10 @@
  * indexes are written trimmed. The aborted transactions whose markers were kept form the new
  * `.txnindex` (created only when there is one).
  *
+ * Bytes go through one write buffer of {@link WRITE_BUFFER} bytes: {@link CleanedSegment.stage}
+ * copies each output batch into it as soon as the compactor has made it (so the batch may live in
+ * a reused read window or scratch buffer), and a full buffer is one write.
+ *
  * In counting mode (plans) nothing is written: the same figures are computed.
  */
 import { closeSync, fsyncSync, openSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
@@ -29,8 +33,8 @@ import { crc32c } from '../format/crc.ts';
 import type { FileSteps } from './file-steps.ts';
 import type { TrashFile } from './trash.ts';
 
-/** Kafka's write buffer granularity is a chunk; we also coalesce small chunks into 1 MiB writes. */
-const WRITE_BUFFER = 1 << 20;
+/** Bytes per write of the `.log.cleaned` (Kafka writes a chunk at a time; chunks are coalesced into writes of up to 1 MiB). */
+export const WRITE_BUFFER = 1 << 20;
 
 /** The files of a finished cleaned segment (names without the `.cleaned` suffix). */
 export interface CleanedSegmentResult {
@@ -65,7 +69,8 @@ export class CleanedSegment {
   private readonly timeIndex: { timestamp: bigint; offset: bigint }[] = [];
   private fd = -1;
   private crc = 0;
-  private pending: Buffer[] = [];
+  /** The write buffer (write mode, allocated on first use) and the bytes in it. */
+  private wbuf: Buffer | null = null;
   private pendingBytes = 0;
   private readonly logPath: string;
 
@@ -94,23 +99,41 @@ export class CleanedSegment {
   }
 
   /**
-   * Appends one chunk of output batches (Kafka `LogSegment.append`).
+   * Copies the bytes of one output batch into the write buffer (writing the buffer out when it is
+   * full); the chunk they belong to is then recorded with {@link appendChunk}.
+   * @throws the OS error of a failed write.
+   */
+  stage(bytes: Uint8Array): void {
+    if (!this.write) return;
+    if (this.pendingBytes + bytes.length > WRITE_BUFFER) this.flushPending();
+    if (bytes.length >= WRITE_BUFFER) {
+      this.writeOut(bytes);
+      return;
+    }
+    this.wbuf ??= Buffer.allocUnsafeSlow(WRITE_BUFFER);
+    this.wbuf.set(bytes, this.pendingBytes);
+    this.pendingBytes += bytes.length;
+  }
+
+  /**
+   * Records one chunk of output batches already staged (Kafka `LogSegment.append`).
+   * @param batches output batches in the chunk.
+   * @param chunkSize their bytes.
    * @param largestOffset the chunk's largest offset (see the module comment).
    * @param largestTimestamp the chunk's largest batch max timestamp, −1 when none.
    * @param offsetOfMaxTimestamp the last offset of the first batch holding it.
    * @param batchRecords records in the chunk's batches (for the figures).
    * @throws KlxError `invalid-argument` when an offset does not fit the segment (relative offset above int32).
    */
-  appendChunk(chunk: readonly Buffer[], chunkSize: number, largestOffset: bigint, largestTimestamp: bigint, offsetOfMaxTimestamp: bigint, batchRecords: number, firstOffset: bigint, lastOffset: bigint): void {
+  appendChunk(batches: number, chunkSize: number, largestOffset: bigint, largestTimestamp: bigint, offsetOfMaxTimestamp: bigint, batchRecords: number, firstOffset: bigint, lastOffset: bigint): void {
     if (chunkSize === 0) return;
     const rel = largestOffset - this.baseOffset;
     if (rel < 0n || rel > BigInt(MAX_RELATIVE_OFFSET)) {
       throw new KlxError('invalid-argument', `offset ${largestOffset} does not fit a segment with base offset ${this.baseOffset} (relative offset outside 0..${MAX_RELATIVE_OFFSET})`);
     }
     const position = this.size;
-    if (this.write) for (const b of chunk) this.buffer(b);
     this.size += chunkSize;
-    this.batches += chunk.length;
+    this.batches += batches;
     this.records += batchRecords;
     if (this.firstOffset === null) this.firstOffset = firstOffset;
     this.lastOffset = lastOffset;
@@ -131,17 +154,14 @@ export class CleanedSegment {
     if (this.maxTimestampSoFar > last) this.timeIndex.push({ timestamp: this.maxTimestampSoFar, offset: this.offsetOfMaxTimestampSoFar });
   }
 
-  private buffer(b: Buffer): void {
-    this.pending.push(b);
-    this.pendingBytes += b.length;
-    if (this.pendingBytes >= WRITE_BUFFER) this.flushPending();
-  }
-
   private flushPending(): void {
     if (this.pendingBytes === 0) return;
-    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-    this.pending = [];
+    const n = this.pendingBytes;
     this.pendingBytes = 0;
+    this.writeOut(this.wbuf!.subarray(0, n));
+  }
+
+  private writeOut(data: Uint8Array): void {
     this.steps.at('write-cleaned', this.logPath);
     let done = 0;
     while (done < data.length) done += writeSync(this.fd, data, done, data.length - done);

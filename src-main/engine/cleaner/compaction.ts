@@ -361,7 +361,7 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
       }
       try {
         sink.appendChunk(
-          chunk.map((b) => b.bytes),
+          chunk.length,
           chunkBytes,
           maxOffset,
           maxTs,
@@ -380,7 +380,8 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
     chunkStart = -1;
   };
   let n = 0;
-  for (const entry of sourceBatches(seg, 0, verifyCrc)) {
+  // Read windows are reused: each output batch is copied into the sink's write buffer (stage) before the next batch is read.
+  for (const entry of sourceBatches(seg, 0, verifyCrc, true)) {
     const h = entry.header;
     if (chunkStart >= 0 && h.position + h.size - chunkStart > cap) flush();
     if (chunkStart < 0) {
@@ -401,6 +402,7 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
       throw withSegmentFile(err, seg, entry.header.position);
     }
     if (out) {
+      sink.stage(out.bytes);
       chunk.push(out);
       chunkBytes += out.bytes.length;
     }

@@ -98,6 +98,11 @@ export interface FilterContext {
 
 /** One output batch and what the index of the cleaned segment needs from it. */
 export interface FilteredBatch {
+  /**
+   * The batch's bytes: a view of the source batch (copied), or of a scratch buffer (rebuilt,
+   * uncompressed): valid only until the next {@link filterBatch} call, so copy them before
+   * (`CleanedSegment.stage`).
+   */
   bytes: Buffer;
   records: number;
   baseOffset: bigint;
@@ -129,6 +134,12 @@ function ensureScratch(n: number): void {
   sOffsetDelta = new Int32Array(cap);
 }
 const view = newRecordView();
+/** Scratch buffer of rebuilt uncompressed batches (grown as needed; see FilteredBatch.bytes). */
+let rebuilt = Buffer.allocUnsafeSlow(64 << 10);
+function rebuildBuffer(n: number): Buffer {
+  if (rebuilt.length < n) rebuilt = Buffer.allocUnsafeSlow(Math.max(n, rebuilt.length * 2));
+  return rebuilt.subarray(0, n);
+}
 
 function safeNumber(v: bigint, what: string): number {
   if (v > 9007199254740991n || v < -9007199254740991n) throw new KlxError('internal', `${what} ${v} is beyond 2^53, which the cleaner does not support`);
@@ -371,7 +382,7 @@ function rebuildFast(h: BatchHeader, data: Buffer, n: number, horizon: bigint | 
   }
   // Uncompressed: the records go straight after the header of the output batch.
   const plain = h.compression === 'none';
-  const records = Buffer.allocUnsafe(plain ? V2_HEADER_SIZE + size : size);
+  const records = plain ? rebuildBuffer(V2_HEADER_SIZE + size) : Buffer.allocUnsafe(size);
   let p = plain ? V2_HEADER_SIZE : 0;
   for (let i = 0; i < n; i++) {
     p = writeReencoded(records, p, data, sRest[i]!, sEnd[i]!, logAppend ? constDelta : sDelta[i]! + shift);

@@ -207,6 +207,9 @@ export function reencodedSize(restLength: number, tsDelta: number): number {
   return sizeOfVarint(body) + body;
 }
 
+/** Records up to this many bytes (after the timestamp delta) are copied byte by byte. */
+const SMALL_COPY = 256;
+
 /**
  * Writes the record whose bytes from `restStart` to `end` are in `data`, re-encoded with `tsDelta`
  * (see {@link reencodedSize}), at `p`; returns the position after it.
@@ -216,6 +219,11 @@ export function writeReencoded(out: Buffer, p: number, data: Buffer, restStart: 
   p = writeVarint(out, p, 1 + varlongSize(tsDelta) + rest);
   out[p++] = 0;
   p = writeVarlong(out, p, tsDelta);
-  data.copy(out, p, restStart, end);
+  if (rest <= SMALL_COPY) {
+    // A loop beats Buffer.copy (argument checks and a new view per call) for a record's few bytes.
+    for (let i = restStart; i < end; i++) out[p++] = data[i]!;
+    return p;
+  }
+  out.set(data.subarray(restStart, end), p);
   return p + rest;
 }

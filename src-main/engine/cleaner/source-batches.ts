@@ -18,7 +18,8 @@ import type { LogSegment } from '../segment/log-segment.ts';
  * @param verifyCrc false only for a segment whose CRCs were checked earlier in the same round.
  * @param reuseWindows read into two buffers used in turn (`ScanOptions.reuseWindows`): a batch's
  *   bytes are valid only until the next batch after it is taken, so only for a caller done with each
- *   batch before asking for the next (the map build; not the cleaning, which keeps retained bytes).
+ *   batch before asking for the next (the map build, and the cleaning, which copies each output
+ *   batch into its write buffer at once).
  * @throws KlxError with the code of the damage (`truncated-batch`, `crc-mismatch`, `unknown-magic`,
  *   `batch-length-out-of-range`, `corrupt-batch`...), `file` = the `.log` path and `position`.
  */
