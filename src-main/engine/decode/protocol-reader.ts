@@ -14,7 +14,8 @@
  */
 import { DecodeError } from './decode-error.ts';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Kafka's `Readable.readString` is `new String(bytes, UTF_8)`, which puts U+FFFD in place of malformed bytes: so does this decoder. */
+const utf8 = new TextDecoder('utf-8');
 
 /** A tagged field this reader did not interpret: its tag and raw bytes. */
 export interface UnknownTaggedField {
@@ -143,17 +144,15 @@ export class ProtocolReader {
     return s;
   }
 
-  /** `n` bytes decoded as UTF-8 (fatal on invalid sequences). */
+  /**
+   * `n` bytes decoded as UTF-8, invalid sequences replaced by U+FFFD as Kafka's generated messages read
+   * strings (`Readable.readString`: `new String(bytes, StandardCharsets.UTF_8)`).
+   */
   utf8(n: number, what: string): string {
     this.need(n, what);
-    const at = this.pos;
-    try {
-      const s = utf8.decode(this.b.subarray(at, at + n));
-      this.pos += n;
-      return s;
-    } catch {
-      throw new DecodeError(at, `${what}: not valid UTF-8`);
-    }
+    const s = utf8.decode(this.b.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    return s;
   }
 
   /**

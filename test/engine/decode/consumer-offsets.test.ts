@@ -268,7 +268,11 @@ describe('tagged fields and bad input', () => {
     };
     // key v1: group "group", topic length 10 but one byte left
     expect(err(() => decodeConsumerOffsetsKey(hex('0001 0005 67726f7570 000a 61')))).toBe('11: topic: needs 10 bytes, 1 left');
-    expect(err(() => decodeConsumerOffsetsKey(hex('0002 0001 67 00')))).toBe('5: GroupMetadata key: 1 bytes left after the last field');
+    // bytes after the last field are ignored and invalid UTF-8 reads as U+FFFD, as the coordinator reads them
+    // (generated read + Readable.readString = new String(bytes, UTF_8); CoordinatorRecordSerde.deserialize)
+    expect(decodeConsumerOffsetsKey(hex('0002 0001 67 00'))).toEqual({ type: 2, recordType: 'GroupMetadata', data: { group: 'g' } });
+    expect(decodeConsumerOffsetsKey(hex('0001 0002 67ff 0001 74 00000003 0000'))).toEqual({ type: 1, recordType: 'OffsetCommit', data: { group: 'g\ufffd', topic: 't', partition: 3 } });
+    expect(decodeConsumerOffsetsValue(1, hex('0003 000000000000002a 00000005 0000 0000018bcfe56800 abcd')).data).toEqual({ offset: 42n, leaderEpoch: 5, metadata: '', commitTimestamp: 1700000000000n });
     expect(err(() => decodeConsumerOffsetsValue(1, hex('0005 00')))).toBe('0: OffsetCommitValue version 5 is not one of 0–4');
     expect(err(() => decodeConsumerOffsetsValue(3, hex('0001 00000001 00')))).toBe('0: ConsumerGroupMetadataValue version 1 is not 0 (the only version this decoder knows)');
     expect(err(() => decodeConsumerOffsetsValue(1, hex('0003 0000000000000001')))).toBe('10: leaderEpoch: needs 4 bytes, 0 left');

@@ -162,7 +162,8 @@ describe('the fast replay path gives what a record-by-record replay gives', () =
     expect(new Set([...g.get('app-a')!.offsets.values()].map((o) => o.valueVersion)).size).toBe(1);
     expect(r.fast.store.counts.abortedCommits).toBe(6);
     expect(r.fast.store.problems.map((p) => p.reason)).toEqual([expect.stringContaining('CRC-32C mismatch')]);
-    expect(g.get('app-a')!.problems.map((p) => p.reason)).toEqual([expect.stringContaining('value of OffsetCommit'), expect.stringContaining('value of OffsetCommit')]);
+    // a value one byte too long and metadata that is not UTF-8 are applied, as the coordinator reads them (CoordinatorRecordSerde.deserialize, Readable.readString)
+    expect(g.get('app-a')!.problems).toEqual([]);
     expect(g.get('app-ç')!.offsets.get('orders\u00000')!.metadata).toBe('meta-€-11');
     expect(offsetsPartitionFor('app-a', 1)).toBe(0);
   }, 60_000);

@@ -272,4 +272,17 @@ describe('the replay fast path (keys read in place, found again by position or h
     });
     expect(loaded.store.counts).toMatchObject({ records: 13, tombstones: 1, offsetCommits: 13 });
   });
+
+  it('applies a commit with bytes after its last field and a group id that is not valid UTF-8, as the coordinator loads them (CoordinatorRecordSerde.deserialize, Readable.readString)', async () => {
+    const dir = tempDir('klx-groups-lenient-');
+    const c = (group: string, offset: number): OffsetsRecordSpec => ({ type: 1, key: { group, topic: 'orders', partition: 0 }, version: 3, value: { offset, leaderEpoch: 2, metadata: '', commitTimestamp: T0 + offset } });
+    const enc = encodeOffsetsRecords([c('gt', 10), c('gt', 20), c('gx', 5)]).map((e) => ({ key: Buffer.from(e.keyBase64, 'base64'), value: Buffer.from(e.valueBase64!, 'base64'), timestamp: BigInt(T0) }));
+    enc[1]!.value = Buffer.concat([enc[1]!.value, Buffer.from([0xab, 0xcd])]); // 2 bytes after commitTimestamp
+    enc[2]!.key[5] = 0xff; // 'gx' -> 'g' + an invalid byte
+    buildPartition(dir, { topic: '__consumer_offsets', partition: 0, segments: [{ batches: [{ records: enc }] }] });
+    const loaded = await load(dir, { offsetsTopicPartitions: 1 });
+    expect(loaded.store.problems).toEqual([]);
+    const offsets = Object.fromEntries([...loaded.store.groups.values()].map((g) => [g.groupId, [...g.offsets.values()].map((o) => Number(o.offset))]));
+    expect(offsets).toEqual({ gt: [20], 'g\ufffd': [5] });
+  });
 });

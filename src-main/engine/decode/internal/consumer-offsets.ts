@@ -52,6 +52,13 @@
  * (`ConsumerProtocolSubscription` v0–3, `ConsumerProtocolAssignment` v0–3, as `kafka-dump-log.sh`
  * does), else (or when they do not parse) left as bytes.
  *
+ * Read as Kafka's coordinator reads them: bytes after a key's or value's last field are ignored, and
+ * strings that are not valid UTF-8 read with U+FFFD in place of the bad bytes (the generated message
+ * classes' `read` takes the fields only and `Readable.readString` is `new String(bytes, UTF_8)`; called by
+ * `CoordinatorRecordSerde.deserialize` in Kafka 4.x, by `GroupMetadataManager.readMessageKey` /
+ * `readOffsetMessageValue` / `readGroupMessageValue` in 3.x). A record the coordinator loads is thus never
+ * refused here for those two reasons.
+ *
  * Pure: no I/O, no Node or DOM imports. Errors: {@link DecodeError} with the byte position in the key
  * or value and the field that failed.
  */
@@ -227,7 +234,7 @@ export interface DecodedConsumerOffsetsRecord {
  * Decodes a `__consumer_offsets` key.
  * @param key the record's key bytes
  * @returns `{ type, recordType, data }`; record types this decoder does not know give `recordType: 'Unknown'`.
- * @throws DecodeError when the bytes do not follow the key's schema (too short, bytes left over, bad UTF-8).
+ * @throws DecodeError when the bytes do not follow the key's schema (too short; bytes left over are ignored, as Kafka's CoordinatorRecordSerde does).
  */
 export function decodeConsumerOffsetsKey(key: Uint8Array): ConsumerOffsetsKey {
   const r = new ProtocolReader(key);
@@ -253,7 +260,7 @@ export function decodeConsumerOffsetsKey(key: Uint8Array): ConsumerOffsetsKey {
   } else {
     return { type, recordType: 'Unknown', data: {} };
   }
-  r.end(`${k.recordType} key`);
+  // bytes after the last field are ignored, as Kafka's coordinator ignores them (see the module comment)
   return k;
 }
 
@@ -291,7 +298,6 @@ export function decodeOffsetCommitValue(value: Uint8Array): ConsumerOffsetsValue
       return true;
     }));
   }
-  r.end(`OffsetCommitValue v${version}`);
   return out;
 }
 
@@ -399,7 +405,6 @@ export function decodeGroupMetadataValue(value: Uint8Array): ConsumerOffsetsValu
   }, false, flexible ? 10 : 18)!;
   if (flexible) unknown.push(...r.taggedFields('GroupMetadataValue'));
   withUnknown(out, unknown);
-  r.end(`GroupMetadataValue v${version}`);
   return out;
 }
 
@@ -411,7 +416,6 @@ function flexibleValue<D>(value: Uint8Array, name: string, fields: (r: ProtocolR
   const data = fields(r);
   const out: ConsumerOffsetsValue<D> = { version, data };
   withUnknown(out, r.taggedFields(name, tagged ? (tag, sub) => tagged(tag, sub, data) : undefined));
-  r.end(`${name} v${version}`);
   return out;
 }
 

@@ -14,6 +14,8 @@
  * TransactionLogKey body (non-flexible string). Value: int16 version (0 or 1; 1 is flexible with
  * the tagged fields PreviousProducerId, NextProducerId, ClientTransactionVersion and, since Kafka 4.1,
  * NextProducerEpoch), then the body.
+ * Strings that are not valid UTF-8 read with U+FFFD in place of the bad bytes and bytes after the last
+ * field are ignored, as the coordinator reads them (see {@link decodeTransactionLogValue}).
  * Pure: no I/O.
  */
 import { DecodeError } from '../decode-error.ts';
@@ -72,20 +74,20 @@ export function decodeTransactionLogKey(key: Uint8Array | null): TransactionLogK
   const type = r.int16('record type');
   if (type !== 0) throw new DecodeError(0, `Unknown record type ${type} (TransactionLogKey is type 0)`);
   const msg = readMessage(r, TRANSACTION_LOG_KEY, 0);
-  r.end('TransactionLogKey');
   return { type, data: msg.data as { transactionalId: string } };
 }
 
 /**
  * Decodes a `__transaction_state` value (not a tombstone).
- * @throws DecodeError on a version other than 0–1 or bytes that do not match; bytes after the last
- *   field are refused too (Kafka's coordinator ignores them: TransactionLog.readTxnRecordValue reads the fields only; a decoder that says what it saw should not).
+ * @throws DecodeError on a version other than 0–1 or bytes that do not match. Bytes after the last field
+ *   are ignored, as the transaction coordinator ignores them (the generated TransactionLogValue `read` takes
+ *   the fields only: TransactionCoordinatorRecordSerde via CoordinatorRecordSerde.deserialize in 4.x,
+ *   TransactionLog.readTxnRecordValue in 3.x).
  */
 export function decodeTransactionLogValue(value: Uint8Array): TransactionLogValue {
   const r = new ProtocolReader(value);
   const version = r.int16('version');
   const msg = readMessage(r, TRANSACTION_LOG_VALUE, version);
-  r.end('TransactionLogValue');
   return { version, data: msg.data, unknownTaggedFields: msg.unknownTaggedFields };
 }
 
