@@ -22,7 +22,7 @@ import { z } from 'zod';
 import type { ErrorInfo } from './errors.ts';
 import { base64, count, errorInfoSchema, int64, isoTime, jsonValue, pathText, type Json } from './wire.ts';
 import { cleanupOutcome, cleanupPartitionOutcome, cleanupRunRecord, holeRunCause, cleanupPlanRequest, cleanupRunRequest, trashEntry, undoableRun, undoneEntry } from './cleanup-types.ts';
-import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
+import { batchRow, finding, holeBucket, holeRow, holeTotal, logDirSummary, partitionRef, partitionSummary, readProblem, searchMatch, segmentRow, tableRow } from './log-types.ts';
 import { DEFAULT_SQL_LIMIT, MAX_SQL_LIMIT, sqlExportFormat, sqlExportResult, sqlOpenResult, sqlQueryResult } from './sql-types.ts';
 import { commitHistoryResult, groupDescribeResult, groupsListResult, groupsOptions, partitionCommitsResult } from './groups-types.ts';
 import { editAppendRequest, editAppendResult, editPreview, editPreviewRequest, editRollResult } from './edit-types.ts';
@@ -224,13 +224,32 @@ export const contract = {
 
   'log.open': call({
     doc: 'Opens a log directory, a partition folder or a folder of log directories read-only (registering it in the session like session.open) and summarizes every partition: offsets, checkpoints, config, health facts, dirty ratio.',
-    request: z.strictObject({ path: pathText }),
+    request: z.strictObject({
+      path: pathText,
+      /**
+       * When the folder holds more partitions than this, answer without reading any partition
+       * folder: every partition is listed in its log directory's `pending` (name, topic, partition)
+       * for `log.summaries` to fill in. Default: every partition is summarized.
+       */
+      lazyAbove: count.optional(),
+    }),
     response: z.object({
       /** The real path registered in the session. */
       root: z.string(),
       /** All folders opened in this session. */
       opened: z.array(z.string()),
       logDirs: z.array(logDirSummary),
+    }),
+    write: false,
+  }),
+
+  'log.summaries': call({
+    doc: 'The summaries of up to 100 partitions of opened folders (what log.open gives for each: offsets, checkpoints, config, health facts, dirty ratio), for a tree opened with lazyAbove; a partition that cannot be read is listed in failed with the reason.',
+    request: z.strictObject({ dirs: z.array(pathText).min(1).max(100) }),
+    response: z.object({
+      partitions: z.array(partitionSummary),
+      /** Partitions that could not be read (removed since listed, unreadable) and the error. */
+      failed: z.array(z.object({ dir: z.string(), error: errorInfoSchema })),
     }),
     write: false,
   }),

@@ -167,6 +167,20 @@ export const partitionSummary = z.object({
   counts: recordCounts.nullable(),
 });
 
+/**
+ * A partition folder listed but not read yet (`log.open` with `lazyAbove`): what its name says. Its
+ * summary comes from `log.summaries` or `log.partition`.
+ */
+export const partitionRef = z.object({
+  /** Absolute real path of the partition folder. */
+  dir: z.string(),
+  /** Folder name, e.g. `orders-3`. */
+  name: z.string(),
+  topic: z.string(),
+  partition: count,
+  kind: z.enum(['normal', 'delete', 'future', 'stray']),
+});
+
 /** A log directory (one entry of `log.dirs`) and its partitions. */
 export const logDirSummary = z.object({
   path: z.string(),
@@ -178,6 +192,8 @@ export const logDirSummary = z.object({
   /** Root entries klx does not open as partitions, and why (the reason says what a broker does with each: LogManager.loadLogs). */
   ignored: z.array(z.object({ name: z.string(), reason: z.string() })),
   partitions: z.array(partitionSummary),
+  /** Partition folders not read yet (only from `log.open` with `lazyAbove`), in name order; empty otherwise. */
+  pending: z.array(partitionRef),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +416,7 @@ export type PartitionHealth = z.infer<typeof partitionHealth>;
 export type PendingSwaps = z.infer<typeof pendingSwaps>;
 export type RecordCounts = z.infer<typeof recordCounts>;
 export type PartitionSummary = z.infer<typeof partitionSummary>;
+export type PartitionRef = z.infer<typeof partitionRef>;
 export type LogDirSummary = z.infer<typeof logDirSummary>;
 export type IndexFileInfo = z.infer<typeof indexFileInfo>;
 export type SegmentRow = z.infer<typeof segmentRow>;

@@ -70,8 +70,14 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
   ],
   'log.open': [
     { name: 'a log directory', request: { path: logs } },
+    { name: 'a log directory, listed only', request: { path: logs, lazyAbove: 0 } },
     { name: 'a partition folder with an empty segment', request: { path: join(data, 'topic-0') } },
     { name: 'missing folder', request: { path: join(tmp.dir, 'missing') } },
+  ],
+  'log.summaries': [
+    { name: 'a partition', request: { dirs: [orders] } },
+    { name: 'outside the opened folders', request: { dirs: [tmp.dir] } },
+    { name: 'no folder', request: { dirs: [] } },
   ],
   'log.partition': [
     { name: 'a partition', request: { dir: orders } },

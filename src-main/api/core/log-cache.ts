@@ -15,7 +15,7 @@
  */
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import type { LogDirCheckpoints, PartitionLog } from '../../engine/log/partition-log.ts';
 import { PartitionLog as PartitionLogClass } from '../../engine/log/partition-log.ts';
 import type { LogSegment } from '../../engine/segment/log-segment.ts';
 import { isInsideDir } from './paths.ts';
@@ -84,11 +84,13 @@ export class LogCache {
 
   /**
    * The partition folder `dir` (a real path already checked by the session), opened read-only or
-   * reused while unchanged.
+   * reused while unchanged. `checkpointsOf` gives the checkpoints of its log directory when it is
+   * opened (default: read them), so that a caller opening many partitions of one directory reads
+   * them once.
    * @throws KlxError `not-found` / `not-a-log-dir` from {@link PartitionLogClass.open}.
    */
-  partition(dir: string): PartitionLog {
-    return this.entry(dir).log;
+  partition(dir: string, checkpointsOf?: (logDir: string) => LogDirCheckpoints): PartitionLog {
+    return this.entry(dir, checkpointsOf).log;
   }
 
   /** Keeps a partition opened elsewhere (e.g. by `openPath`), replacing a stale one. */
@@ -162,13 +164,13 @@ export class LogCache {
     if (e && e.log === log) e.counts = counts;
   }
 
-  private entry(dir: string): Entry {
+  private entry(dir: string, checkpointsOf?: (logDir: string) => LogDirCheckpoints): Entry {
     const cached = this.entries.get(dir);
     if (cached && cached.stamp === stampOf(dir, cached.log)) {
       this.touch(dir, cached);
       return cached;
     }
-    const log = PartitionLogClass.open(dir);
+    const log = PartitionLogClass.open(dir, checkpointsOf ? { checkpoints: checkpointsOf(dirname(dir)) } : {});
     const fresh: Entry = { log, stamp: stampOf(dir, log) };
     this.touch(dir, fresh);
     return fresh;

@@ -13,6 +13,7 @@ import { basename } from 'node:path';
 import type { MetaProperties } from '../../engine/files/meta-properties.ts';
 import type { LogDirectory } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
+import { parsePartitionDirName } from '../../engine/files/file-names.ts';
 import { formatConfigValue, type TopicConfigKey } from '../../engine/log/topic-config.ts';
 import { indexFileFindings, quickCheckPartition, readSegmentIndexes, segmentRefs, tailCheckPartition } from '../../engine/log/quick-check.ts';
 import type { Finding as EngineFinding } from '../../engine/log/findings.ts';
@@ -199,6 +200,10 @@ export function logDirSummaryOf(d: LogDirectory, factsOf: (dir: string) => { ver
     problems: d.checkpoints.problems.map(openProblemOf),
     ignored: d.ignored.map((i) => ({ name: i.name, reason: i.reason })),
     partitions: d.partitions.map((p) => partitionSummaryOf(p, factsOf(p.dir))),
+    pending: d.unopened.flatMap((dir) => {
+      const n = parsePartitionDirName(basename(dir));
+      return n ? [{ dir, name: basename(dir), topic: n.topic, partition: n.partition, kind: n.kind }] : [];
+    }),
   };
 }
 

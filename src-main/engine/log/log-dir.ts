@@ -30,6 +30,22 @@ export interface LogDirectory {
    * not (see `kafkaTopicPartitionOf`), neither for what a broker skips (LogManager.loadLogs).
    */
   ignored: { name: string; reason: string; stopsBroker?: boolean; loadedByBroker?: boolean }[];
+  /**
+   * Partition folders (absolute paths, in name order) listed but not opened: only when opened with
+   * `lazy` (see {@link LazyOpenOptions}); open each with `PartitionLog.open(dir, { checkpoints })`.
+   * Empty otherwise.
+   */
+  unopened: string[];
+}
+
+/**
+ * `lazy`: list the partition folders of a log directory without opening them (no read inside a
+ * partition folder: its files, checkpoints and indexes are read when `PartitionLog.open` is called
+ * on an entry of {@link LogDirectory.unopened}), so that a folder of hundreds of partitions lists
+ * in a few milliseconds. A folder that is itself a partition is always opened.
+ */
+export interface LazyOpenOptions {
+  lazy?: boolean;
 }
 
 /** The result of opening a path: one or more log directories (a single partition is wrapped in its parent). */
@@ -67,7 +83,7 @@ function hasSegments(dir: string): boolean {
  * @throws KlxError `not-found` / `not-a-log-dir` for the directory itself; problems inside a
  *   partition are reported on that partition, never thrown.
  */
-export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> & { root?: string } = {}): LogDirectory {
+export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> & LazyOpenOptions & { root?: string } = {}): LogDirectory {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new KlxError('not-found', 'no such directory', { file: path });
   const names = readdirSync(abs).sort();
@@ -86,6 +102,7 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
     }
   }
   const partitions: PartitionLog[] = [];
+  const unopened: string[] = [];
   for (const n of names) {
     const full = join(abs, n);
     const link = refusedLinkTarget(full, policy);
@@ -111,10 +128,14 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
       ignored.push({ name: n, stopsBroker: true, reason: n === 'lost+found' ? `${reason}; move lost+found out, or give Kafka a sub-folder of the mount as its log directory` : reason });
       continue;
     }
-    const { root: _root, ...partOpts } = opts;
+    if (opts.lazy) {
+      unopened.push(full);
+      continue;
+    }
+    const { root: _root, lazy: _lazy, ...partOpts } = opts;
     partitions.push(PartitionLog.open(full, { ...partOpts, checkpoints }));
   }
-  return { path: abs, meta, checkpoints, partitions, ignored };
+  return { path: abs, meta, checkpoints, partitions, ignored, unopened };
 }
 
 /**
@@ -122,10 +143,11 @@ export function openLogDirectory(path: string, opts: Omit<OpenPartitionOptions, 
  * - a partition folder → its parent log directory restricted to that partition;
  * - a log directory → all its partitions;
  * - a folder of log directories (at most two levels down) → each of them.
+ * With `opts.lazy`, the partitions of a log directory are listed in `unopened` instead of opened.
  * @throws KlxError `not-a-log-dir` with the reason ("holds no partition folders or segments"...),
  *   `not-found` when the path does not exist.
  */
-export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> = {}): OpenedLogs {
+export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpoints'> & LazyOpenOptions = {}): OpenedLogs {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new KlxError('not-found', 'no such file or directory', { file: path });
   if (!isDir(abs)) throw new KlxError('not-a-log-dir', 'this is a file; open the partition folder or log directory that holds it', { file: path });
@@ -133,14 +155,15 @@ export function openPath(path: string, opts: Omit<OpenPartitionOptions, 'checkpo
   if (parsePartitionDirName(basename(abs)) !== null && (hasSegments(abs) || names.length === 0 || names.includes('leader-epoch-checkpoint') || names.includes('partition.metadata'))) {
     const parent = resolve(abs, '..');
     const checkpoints = readLogDirCheckpoints(parent, opts.symlinks);
-    const log = PartitionLog.open(abs, { ...opts, checkpoints });
+    const { lazy: _lazy, ...partOpts } = opts;
+    const log = PartitionLog.open(abs, { ...partOpts, checkpoints });
     let meta: MetaProperties | null = null;
     try {
       if (existsSync(join(parent, 'meta.properties'))) meta = readMetaProperties(join(parent, 'meta.properties'));
     } catch {
       meta = null;
     }
-    return { root: abs, logDirs: [{ path: parent, meta, checkpoints, partitions: [log], ignored: [] }] };
+    return { root: abs, logDirs: [{ path: parent, meta, checkpoints, partitions: [log], ignored: [], unopened: [] }] };
   }
   if (hasSegments(abs)) {
     throw new KlxError('not-a-log-dir', `folder name "${basename(abs)}" is not <topic>-<partition>, so the topic and partition of its segments are unknown; rename it as a broker names it`, { file: path });

@@ -7,7 +7,7 @@
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import type { FolderChangedEvent, JobResult, RecentFolder, Res } from '../../../src-shared/contract.ts';
-import type { LogDirSummary, PartitionSummary, SegmentRow } from '../../../src-shared/log-types.ts';
+import type { LogDirSummary, PartitionRef, PartitionSummary, SegmentRow } from '../../../src-shared/log-types.ts';
 import { KlxApiError } from '../../../src-shared/client.ts';
 import { api, client } from '../api/client.ts';
 import { toUiError, type UiError } from '../lib/errors.ts';
@@ -28,6 +28,20 @@ export interface FolderChangeBanner {
   /** Changes not listed. */
   more: number;
 }
+
+/**
+ * A folder of more partitions than this opens listed only (`log.open` with `lazyAbove`): the tree
+ * paints their names at once, marked "checking…", and their summaries (offsets, sizes, health) fill
+ * in from `log.summaries` ({@link fillPending}), the selected one first.
+ */
+export const LAZY_ABOVE = 32;
+/**
+ * Partitions per `log.summaries` call while a lazily opened folder fills in: a small first call (the
+ * partitions at the top of the tree come quickly), then the largest the contract takes (each call
+ * re-renders the tree once).
+ */
+export const SUMMARY_CHUNK = 25;
+export const SUMMARY_CHUNK_LATER = 100;
 
 /** How many change lines one banner lists. */
 export const MAX_BANNER_LINES = 6;
@@ -60,7 +74,8 @@ export const useExplorer = defineStore('explorer', () => {
   const folderChanges = ref<FolderChangeBanner[]>([]);
   /** Partitions whose files changed on disk after their Verify ran: partition folder → HH:MM:SS. */
   const staleVerifies = shallowRef(new Map<string, string>());
-  const roots = ref<OpenedRoot[]>([]);
+  /** Replaced whole on every change (never mutated in place): a shallow ref, so that hundreds of partition summaries are not made deeply reactive. */
+  const roots = shallowRef<OpenedRoot[]>([]);
   const opening = ref(false);
   const errors = ref<UiError[]>([]);
   const view = ref<ViewName>('records');
@@ -77,6 +92,10 @@ export const useExplorer = defineStore('explorer', () => {
   const verifies = shallowRef(new Map<string, JobResult<'log.verify'>>());
 
   const partitions = computed(() => roots.value.flatMap((r) => r.logDirs.flatMap((d) => d.partitions)));
+  /** Every partition of the opened folders, summarized or still pending (listed by a lazy `log.open`, not read yet). */
+  const partitionRefs = computed<PartitionRef[]>(() => roots.value.flatMap((r) => r.logDirs.flatMap((d) => [...d.partitions, ...d.pending])));
+  /** How many partitions of the opened folders are still being read (the tree marks them "checking…"). */
+  const pendingCount = computed(() => roots.value.reduce((n, r) => n + r.logDirs.reduce((m, d) => m + d.pending.length, 0), 0));
 
   /** Shows an error notice (deduplicated by code + message). */
   function report(err: unknown, context: string): void {
@@ -154,7 +173,7 @@ export const useExplorer = defineStore('explorer', () => {
 
   /** The opened folder holding `dir` (a partition folder), if any. */
   function rootOf(dir: string): string | undefined {
-    return roots.value.find((r) => r.root === dir || r.logDirs.some((d) => d.partitions.some((p) => p.dir === dir)))?.root;
+    return roots.value.find((r) => r.root === dir || r.logDirs.some((d) => d.partitions.some((p) => p.dir === dir) || d.pending.some((p) => p.dir === dir)))?.root;
   }
 
   /** Lists an opened folder again (`log.open`) and replaces it in the tree. */
@@ -294,15 +313,21 @@ export const useExplorer = defineStore('explorer', () => {
     if (first && selectedDir.value === null) void select(first.dir);
   }
 
-  /** Opens a folder: registers it in the session and lists its log directories. */
+  /**
+   * Opens a folder: registers it in the session and lists its log directories. A folder of more than
+   * {@link LAZY_ABOVE} partitions is painted from the listing and filled in afterwards
+   * ({@link fillPending}); with `select`, the first non-empty partition is selected once known.
+   */
   async function openFolder(path: string, opts: { select?: boolean } = {}): Promise<void> {
     opening.value = true;
     try {
-      const r = await api['log.open']({ path });
+      const r = await api['log.open']({ path, lazyAbove: LAZY_ABOVE });
       const entry: OpenedRoot = { root: r.root, logDirs: r.logDirs, error: null };
       roots.value = [...roots.value.filter((x) => x.root !== r.root), entry];
       opened.value = r.opened;
-      if (opts.select !== false) {
+      const lazy = r.logDirs.some((d) => d.pending.length > 0);
+      if (lazy) void fillPending(r.root, opts.select !== false);
+      else if (opts.select !== false) {
         const first = r.logDirs.flatMap((d) => d.partitions).find((p) => p.logSize > 0) ?? r.logDirs[0]?.partitions[0];
         if (first) await select(first.dir);
       }
@@ -319,10 +344,84 @@ export const useExplorer = defineStore('explorer', () => {
     }
   }
 
+  /**
+   * Puts partition summaries in the tree: each replaces the summary of its partition, or takes the
+   * place of its pending entry (kept in name order, as `log.open` lists them); partitions in `gone`
+   * leave the pending lists (they could not be read: removed since they were listed).
+   */
+  function placeSummaries(ps: readonly PartitionSummary[], gone: ReadonlySet<string> = new Set()): void {
+    const by = new Map(ps.map((p) => [p.dir, p]));
+    roots.value = roots.value.map((r) => ({
+      ...r,
+      logDirs: r.logDirs.map((d) => {
+        const arrived = d.pending.filter((x) => by.has(x.dir));
+        if (arrived.length === 0 && !d.partitions.some((x) => by.has(x.dir)) && !d.pending.some((x) => gone.has(x.dir))) return d;
+        const replaced = d.partitions.map((x) => by.get(x.dir) ?? x);
+        const partitions = arrived.length ? [...replaced, ...arrived.map((x) => by.get(x.dir)!)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : replaced;
+        return { ...d, partitions, pending: d.pending.filter((x) => !by.has(x.dir) && !gone.has(x.dir)) };
+      }),
+    }));
+    const sel = selectedDir.value;
+    if (sel !== null && by.has(sel)) partition.value = by.get(sel)!;
+  }
+
   /** Replaces a partition's summary in the tree (after a job taught us more). */
   function updateSummary(p: PartitionSummary): void {
-    roots.value = roots.value.map((r) => ({ ...r, logDirs: r.logDirs.map((d) => ({ ...d, partitions: d.partitions.map((x) => (x.dir === p.dir ? p : x)) })) }));
-    if (partition.value?.dir === p.dir) partition.value = p;
+    placeSummaries([p]);
+  }
+
+  /**
+   * Fills in the pending partitions of a lazily opened folder: `log.summaries` for
+   * {@link SUMMARY_CHUNK}, then {@link SUMMARY_CHUNK_LATER} of them at a time, in tree order with the selected partition first, until
+   * none is pending or the folder was closed or listed again. With `selectFirst`, selects the first
+   * non-empty partition (in name order) once it is known, unless the user selected one meanwhile.
+   */
+  async function fillPending(root: string, selectFirst: boolean): Promise<void> {
+    // One fill per folder: it may be opened twice in a row (the folder field, then the `session.opened` event).
+    if (filling.has(root)) return;
+    filling.add(root);
+    try {
+      await fillLoop(root, selectFirst);
+    } finally {
+      filling.delete(root);
+    }
+  }
+  /** The folders whose pending partitions are being filled in. */
+  const filling = new Set<string>();
+
+  async function fillLoop(root: string, selectFirst: boolean): Promise<void> {
+    let chosen = !selectFirst;
+    for (let call = 0; ; call++) {
+      const r = roots.value.find((x) => x.root === root);
+      if (!r) return;
+      const pending = r.logDirs.flatMap((d) => d.pending);
+      if (!chosen) {
+        if (selectedDir.value !== null) chosen = true;
+        else {
+          // The first non-empty partition in name order, once every partition before it is known.
+          const all = r.logDirs.flatMap((d) => [...d.partitions.map((p) => ({ p, known: true })), ...d.pending.map((p) => ({ p, known: false }))].sort((a, b) => (a.p.name < b.p.name ? -1 : a.p.name > b.p.name ? 1 : 0)));
+          const firstUnknown = all.findIndex((x) => !x.known);
+          const hit = all.slice(0, firstUnknown < 0 ? all.length : firstUnknown).find((x) => (x.p as PartitionSummary).logSize > 0);
+          const pick = hit ?? (firstUnknown < 0 ? all[0] : undefined);
+          if (pick) {
+            chosen = true;
+            void select(pick.p.dir);
+          }
+        }
+      }
+      if (pending.length === 0) return;
+      const sel = selectedDir.value;
+      const order = sel !== null && pending.some((p) => p.dir === sel) ? [pending.find((p) => p.dir === sel)!, ...pending.filter((p) => p.dir !== sel)] : pending;
+      const dirs = order.slice(0, call === 0 ? SUMMARY_CHUNK : SUMMARY_CHUNK_LATER).map((p) => p.dir);
+      try {
+        const res = await api['log.summaries']({ dirs });
+        placeSummaries(res.partitions, new Set(res.failed.map((f) => f.dir)));
+        for (const f of res.failed) report(new KlxApiError(f.error), `Reading partition ${f.dir}`);
+      } catch (err) {
+        report(err, `Reading the partitions of ${root}`);
+        return;
+      }
+    }
   }
 
   /** Selects a partition: loads its summary and segments, and counts its records in the background. */
@@ -425,6 +524,8 @@ export const useExplorer = defineStore('explorer', () => {
     holes,
     verifies,
     partitions,
+    partitionRefs,
+    pendingCount,
     selectedAt,
     report,
     dismiss,

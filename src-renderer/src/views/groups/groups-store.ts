@@ -22,10 +22,10 @@ export const useGroups = defineStore('groups', () => {
   const root = computed(() => {
     const dir = explorer.partition?.dir;
     if (!dir) return null;
-    return explorer.roots.find((r) => r.logDirs.some((d) => d.partitions.some((p) => p.dir === dir)))?.root ?? null;
+    return explorer.roots.find((r) => r.logDirs.some((d) => d.partitions.some((p) => p.dir === dir) || d.pending.some((p) => p.dir === dir)))?.root ?? null;
   });
   /** Whether that folder holds any `__consumer_offsets` partition. */
-  const hasOffsetsTopic = computed(() => explorer.roots.some((r) => r.root === root.value && r.logDirs.some((d) => d.partitions.some((p) => p.topic === '__consumer_offsets'))));
+  const hasOffsetsTopic = computed(() => explorer.roots.some((r) => r.root === root.value && r.logDirs.some((d) => [...d.partitions, ...d.pending].some((p) => p.topic === '__consumer_offsets'))));
 
   /** "now" for expiry, ms since the epoch as text; empty = the clock. */
   const now = ref('');

@@ -125,12 +125,12 @@ export const useSql = defineStore('sql', () => {
   const rootOfPartition = computed(() => {
     const p = explorer.partition;
     if (!p) return null;
-    return explorer.roots.find((r) => r.logDirs.some((d) => d.partitions.some((x) => x.dir === p.dir)))?.root ?? p.dir;
+    return explorer.roots.find((r) => r.logDirs.some((d) => d.partitions.some((x) => x.dir === p.dir) || d.pending.some((x) => x.dir === p.dir)))?.root ?? p.dir;
   });
   /** How many partitions that folder holds. */
   const folderPartitions = computed(() => {
     const root = rootOfPartition.value;
-    return explorer.roots.find((r) => r.root === root)?.logDirs.reduce((n, d) => n + d.partitions.length, 0) ?? 1;
+    return explorer.roots.find((r) => r.root === root)?.logDirs.reduce((n, d) => n + d.partitions.length + d.pending.length, 0) ?? 1;
   });
   /** The folder the SQL tables are for. */
   const path = computed(() => (scope.value === 'partition' || folderPartitions.value <= 1 ? explorer.partition?.dir ?? null : rootOfPartition.value));
