@@ -136,6 +136,29 @@ describe('log.open', () => {
     expect((await call('log.partition', { dir: join(d, 'orders-0') })).partition.logEndOffset).toBe('3');
   });
 
+  it('with lazyAbove, a folder of more partitions is listed without reading them; log.summaries gives what log.open gives for each', async () => {
+    const d = await logDir('open-lazy');
+    for (let p = 0; p < 3; p++) buildPartition(d, { topic: 'orders', partition: p, segments: [{ batches: singles(...Array.from({ length: p + 1 }, (_, i) => rec(`k${i}`, `v${i}`, 1000 + i))) }] });
+    writeFileSync(join(d, 'replication-offset-checkpoint'), '0\n3\norders 0 1\norders 1 2\norders 2 3\n');
+    const eager = await call('log.open', { path: d });
+    const lazy = await call('log.open', { path: d, lazyAbove: 2 });
+    expect(lazy.logDirs[0]!.partitions).toEqual([]);
+    expect(lazy.logDirs[0]!.pending).toEqual([0, 1, 2].map((p) => ({ dir: join(d, `orders-${p}`), name: `orders-${p}`, topic: 'orders', partition: p, kind: 'normal' })));
+    expect(eager.logDirs[0]!.pending).toEqual([]);
+    // At or below the bound, every partition is summarized as without it.
+    expect((await call('log.open', { path: d, lazyAbove: 3 })).logDirs[0]!.partitions).toEqual(eager.logDirs[0]!.partitions);
+    const s = await call('log.summaries', { dirs: [join(d, 'orders-2'), join(d, 'orders-0')] });
+    expect(s.failed).toEqual([]);
+    expect(s.partitions).toEqual([eager.logDirs[0]!.partitions[2], eager.logDirs[0]!.partitions[0]]);
+    expect(s.partitions.map((p) => [p.logEndOffset, p.highWatermark])).toEqual([['3', '3'], ['1', '1']]);
+    // A partition removed since it was listed is named in failed; one outside the opened folders is refused.
+    rmSync(join(d, 'orders-1'), { recursive: true });
+    const gone = await call('log.summaries', { dirs: [join(d, 'orders-1'), join(d, 'orders-2')] });
+    expect(gone.partitions.map((p) => p.name)).toEqual(['orders-2']);
+    expect(gone.failed).toEqual([{ dir: join(d, 'orders-1'), error: expect.objectContaining({ code: 'not-found' }) }]);
+    expect((await failure('log.summaries', { dirs: [root] })).code).toBe('invalid-argument');
+  });
+
   it('names a pending swap: the segments a broker replaces with it at startup (LogLoader.load), and that the pre-swap ones are shown', async () => {
     const d = await logDir('open-swap');
     // seg@0 holds offsets 0..4, seg@5 5..9, seg@10 (active) 10..11; the cleaner's output for seg@0+seg@5 keeps 3 and 8.
