@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeControlKey, encodeEndTxnMarkerValue } from '../../src-main/engine/format/control.ts';
 import { buildPartition, rec, singles, tempDir, type BatchInput } from '../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../support/real-data.ts';
-import { klx } from '../support/klx-cli.ts';
+import { klx, klxWithEnv } from '../support/klx-cli.ts';
 
 const lines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -86,6 +86,19 @@ describe('klx fetch / holes / offset-for-time on a built transactional partition
       logEndOffset: 11,
       totals: { 'control-record': { ranges: 3, offsets: 4 }, 'aborted-transaction': { ranges: 2, offsets: 4 } },
     });
+  });
+
+  it('holes split over segments (issue 16) prints what one thread prints, text and --json', () => {
+    const multi = buildPartition(tempDir('klx-cli-holes-split-'), {
+      segments: [{ batches: [txn(7, 0, 'a', 'b'), ...singles(rec('c', '1'))] }, { batches: [...singles(rec('d', '2')), marker(7, 'ABORT', 4)] }, { baseOffset: 10n, batches: [{ baseOffset: 10n, records: [rec('e', '3')] }, { baseOffset: 11n, records: [rec('f', '4')] }] }],
+    });
+    for (const json of [[], ['--json']]) {
+      const one = klx('holes', multi, ...json);
+      const split = klxWithEnv(['holes', multi, ...json], { KLX_SCAN_SPLIT_MIN_BYTES: '0' });
+      expect(one.status).toBe(0);
+      expect(split).toEqual(one);
+    }
+    expect(klx('holes', multi).stdout).toMatch(/aborted-transaction[\s\S]*control-record[\s\S]*missing-segment/);
   });
 
   it('holes text: a table and totals', () => {

@@ -14,7 +14,7 @@ import { Pacer, countRecords, streamRecordsOf, walkLog, type RecordCounts } from
 import type { LongReadOptions } from '../../engine/log/log-walk.ts';
 import { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { LogSegment } from '../../engine/segment/log-segment.ts';
-import { HOLE_CAUSES, scanHoles } from '../../engine/log/holes.ts';
+import { HOLE_CAUSES, scanHolesInParallel } from '../../engine/log/holes.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
 import { verifyPartitionInParallel } from '../../engine/log/verify-parallel.ts';
 import { inSegmentOrder, splitPays, type ParallelScanOptions, type SegmentTaskRunner } from '../../engine/log/segment-tasks.ts';
@@ -170,8 +170,11 @@ class Buckets {
   }
 }
 
-/** `log.holes`: every hole (the first `limit` listed), totals per cause, and the hole map's buckets. */
-export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, job: JobContext): Promise<JobResult<'log.holes'>> {
+/**
+ * `log.holes`: every hole (the first `limit` listed), totals per cause, and the hole map's buckets.
+ * With `split.runner` a partition of `split.minBytes` or more is walked segment by segment on its threads (same answer: `scanHolesInParallel`).
+ */
+export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, job: JobContext, split: ParallelScanOptions = {}): Promise<JobResult<'log.holes'>> {
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const firstBase = log.segments[0]?.baseOffset ?? logStart;
@@ -182,7 +185,7 @@ export async function holesJob(log: PartitionLog, req: ParsedReq<'log.holes'>, j
   let truncated = false;
   let missing = 0n;
   job.progress({ phase: 'finding holes', done: 0, total: log.logSize, bytes: 0 });
-  for await (const h of scanHoles(log, { signal: job.signal, onProgress: (p) => job.progress({ phase: 'finding holes', done: Math.min(p.done, log.logSize), total: log.logSize, bytes: p.bytes }) })) {
+  for await (const h of scanHolesInParallel(log, { ...split, signal: job.signal, onProgress: (p) => job.progress({ phase: 'finding holes', done: Math.min(p.done, log.logSize), total: log.logSize, bytes: p.bytes }) })) {
     const t = totals.get(h.cause)!;
     t.ranges++;
     t.offsets += h.count;

@@ -162,7 +162,7 @@ export const logTasks = {
     const result = await countJob(partitionOf(a), jobOf(run), { setCounts: (_log, c) => (facts = c) }, { runner: scanRunner(), minBytes: scanSplitMinBytes() });
     return { result, facts };
   },
-  holes: (a: LogTaskArgs<ParsedReq<'log.holes'>>, run: TaskRun): Promise<JobResult<'log.holes'>> => holesJob(partitionOf(a), a.req, jobOf(run)),
+  holes: (a: LogTaskArgs<ParsedReq<'log.holes'>>, run: TaskRun): Promise<JobResult<'log.holes'>> => holesJob(partitionOf(a), a.req, jobOf(run), { runner: scanRunner(), minBytes: scanSplitMinBytes() }),
   verify: async (a: LogTaskArgs<ParsedReq<'log.verify'>>, run: TaskRun): Promise<VerifyTaskResult> => {
     let facts: VerifyFacts | null = null;
     const result = await verifyJob(partitionOf(a), a.req, jobOf(run), { setVerify: (_log, f) => (facts = f) }, { runner: scanRunner(), minBytes: scanSplitMinBytes() });

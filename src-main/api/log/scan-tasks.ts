@@ -3,6 +3,7 @@
  * progress goes out as bytes of `.log` read in the segment, cancel comes in as the run's signal.
  */
 import { verifySegmentTask, type VerifySegmentArgs } from '../../engine/log/verify-parallel.ts';
+import { holesSegmentTask, type HolesSegmentArgs } from '../../engine/log/holes.ts';
 import type { SegmentTaskKind } from '../../engine/log/segment-tasks.ts';
 import type { TaskFn, TaskRun } from '../core/worker-tasks.ts';
 import { countSegmentTask, type CountSegmentArgs } from './log-jobs.ts';
@@ -14,7 +15,5 @@ const reporter = (run: TaskRun, phase: string) => (bytes: number) => run.progres
 export const segmentScanTasks: Record<SegmentTaskKind, TaskFn> = {
   verifySegment: (a: VerifySegmentArgs, run: TaskRun) => verifySegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'verifying') }),
   countSegment: (a: CountSegmentArgs, run: TaskRun) => countSegmentTask(a, { signal: run.signal, onProgress: (p) => reporter(run, 'counting records')(p.done) }),
-  holesSegment: () => {
-    throw new Error('holesSegment: not served yet');
-  },
+  holesSegment: (a: HolesSegmentArgs, run: TaskRun) => holesSegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'finding holes') }),
 };

@@ -9,7 +9,8 @@
  * `{"type":"summary",...}` with per-cause totals and the offsets missing in [logStartOffset, logEndOffset).
  */
 import { int64Json } from '../../engine/format/batch-json.ts';
-import { HOLE_CAUSES, scanHoles, type HoleCause, type OffsetHole } from '../../engine/log/holes.ts';
+import { HOLE_CAUSES, scanHolesInParallel, type HoleCause, type OffsetHole } from '../../engine/log/holes.ts';
+import { closeScanPool, scanRunner, scanSplitMinBytes } from '../../api/log/scan-pool.ts';
 import { OutputWriter } from '../output.ts';
 import { openPartitionArg } from './fetch.ts';
 
@@ -52,7 +53,8 @@ export async function runHoles(dir: string, opts: HolesCliOptions): Promise<void
     await out.line(`holes of ${log.topic}-${log.partition} (${log.dir}): log start offset ${logStart}, log end offset ${logEnd}, first segment ${log.segments[0]?.baseOffset ?? '-'}`);
     await out.line(row('from', 'to', 'count', 'cause', 'segment', 'detail'));
   }
-  for await (const h of scanHoles(log)) {
+  // Big partitions are walked segment by segment on one thread per core (the same holes: scanHolesInParallel).
+  for await (const h of scanHolesInParallel(log, { runner: scanRunner(), minBytes: scanSplitMinBytes() })) {
     ranges++;
     const t = totals.get(h.cause)!;
     t.ranges++;
@@ -75,4 +77,5 @@ export async function runHoles(dir: string, opts: HolesCliOptions): Promise<void
     await out.line(`  ${missing} of the ${span} offsets in [${logStart}, ${logEnd}) hold no readable record; ${span - missing} do`);
   }
   await out.end();
+  await closeScanPool();
 }

@@ -32,8 +32,10 @@ import { HOLE_CAUSES, type HoleCause } from '../../../src-shared/hole-causes.ts'
 import { KlxError } from '../errors.ts';
 import { FileSource } from '../format/log-reader.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
-import { Pacer, isDenseBatch, recordsOf, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './log-walk.ts';
-import type { PartitionLog } from './partition-log.ts';
+import type { LogSegment } from '../segment/log-segment.ts';
+import { Pacer, isDenseBatch, recordsOf, scanSegmentFrom, segmentIndexFor, walkLog, type LongReadOptions, type WalkedBatch, type WalkedDamage } from './log-walk.ts';
+import { PartitionLog } from './partition-log.ts';
+import { inSegmentOrder, splitPays, type ParallelScanOptions } from './segment-tasks.ts';
 import { markerTypeOf } from './transactions.ts';
 
 /** Every hole cause (see the module comment): the list shared with the wire types and the renderer. */
@@ -196,8 +198,15 @@ function innerHoles(h: BatchHeader, records: readonly KafkaRecord[], from: bigin
   return out;
 }
 
+/** Bytes that are not batches, as the holes need them (a plain object: it crosses threads). */
+type Damage = Pick<WalkedDamage, 'size' | 'position' | 'file' | 'reason' | 'zeros'>;
+
+function damageOf(d: WalkedDamage): Damage {
+  return { size: d.size, position: d.position, file: d.file, reason: d.reason, zeros: d.zeros };
+}
+
 /** What the header of a cut batch at the start of tail damage claims, when it is readable. */
-function claimedOffsets(d: WalkedDamage, from: bigint): { from: bigint; to: bigint } | null {
+function claimedOffsets(d: Damage, from: bigint): { from: bigint; to: bigint } | null {
   if (d.zeros || d.size < 27) return null;
   let src: FileSource | null = null;
   try {
@@ -215,6 +224,137 @@ function claimedOffsets(d: WalkedDamage, from: bigint): { from: bigint; to: bigi
   }
 }
 
+/** Where a walk's holes go: the partition walk's {@link HoleQueue}, or a segment task's {@link SegmentHoleRecorder}. */
+interface HoleSink {
+  add(h: OffsetHole): void;
+  addPending(p: PendingBatch): void;
+  resolve(producerId: bigint, aborted: boolean): number;
+}
+
+/** The walk's state: the next offset not yet accounted for, and the current segment's damage. */
+interface WalkState {
+  cursor: bigint;
+  /** Invalid tail of the current segment. */
+  tail: Damage | null;
+  /** Corrupt region since the last batch. */
+  corrupt: Damage | null;
+  batchesInSegment: number;
+}
+
+/**
+ * One entry of a segment in the walk (after the pacing of a batch): damage is remembered, a batch
+ * adds its holes to `q` and moves the cursor.
+ * @returns `stop` for a batch at or past the log end offset (the walk ends there).
+ */
+function stepEntry(e: WalkedBatch | WalkedDamage, st: WalkState, logEnd: bigint, q: HoleSink): 'stop' | 'next' {
+  if (e.type !== 'batch') {
+    if (e.type === 'invalid-tail') st.tail = damageOf(e);
+    else st.corrupt = damageOf(e);
+    return 'next';
+  }
+  const h = e.header;
+  if (h.lastOffset < st.cursor) return 'next';
+  if (h.baseOffset >= logEnd) return 'stop';
+  const segBase = e.segment.baseOffset;
+  const cursor = st.cursor;
+  if (h.baseOffset > cursor) {
+    const corrupt = st.corrupt;
+    if (corrupt) q.add(hole(cursor, h.baseOffset - 1n, 'corrupt-region', segBase, `${corrupt.size} bytes at position ${corrupt.position} of ${corrupt.file} are not batches (${corrupt.reason})`, corrupt.position));
+    else q.add(hole(cursor, h.baseOffset - 1n, 'compacted-between-batches', segBase, st.batchesInSegment === 0 && cursor === segBase ? `between the base offset of segment ${segBase} and its first batch ${h.baseOffset} (removed by compaction)` : `no batch of segment ${segBase} holds these offsets (removed by compaction)`));
+  }
+  st.corrupt = null;
+  st.batchesInSegment++;
+  const from = h.baseOffset > cursor ? h.baseOffset : cursor;
+  const to = h.lastOffset < logEnd ? h.lastOffset : logEnd - 1n;
+  classifyBatch(e, from, to, q);
+  st.cursor = to + 1n;
+  return 'next';
+}
+
+function classifyBatch(e: WalkedBatch, from: bigint, to: bigint, q: HoleSink): void {
+  const h = e.header;
+  const segBase = e.segment.baseOffset;
+  if (h.recordCount === 0) {
+    q.add(hole(from, to, 'empty-batch', segBase, `retained empty batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} (recordsCount 0)${h.isControl ? ', control' : ''}${h.isTransactional ? `, transactional, producer ${h.producerId}` : ''}`, h.position));
+    return;
+  }
+  let records: KafkaRecord[] | null = null;
+  const decode = (): KafkaRecord[] | null => {
+    try {
+      return recordsOf(e);
+    } catch (err) {
+      const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
+      q.add(hole(from, to, 'corrupt-region', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} cannot be decoded: ${k.reason}`, h.position));
+      return null;
+    }
+  };
+  if (h.isControl) {
+    records = decode();
+    if (records === null) return;
+    const type = markerTypeOf(h, records);
+    if (type !== null) q.resolve(h.producerId, type === 'ABORT');
+    const kinds = [...new Set(records.map((r) => r.control?.type ?? 'UNKNOWN'))].join(', ');
+    const what = type !== null ? `${type} marker of producer ${h.producerId} (transaction marker)` : `control record (${kinds})`;
+    q.add(hole(from, to, 'control-record', segBase, `${what} at position ${h.position}`, h.position));
+    return;
+  }
+  let inner: OffsetHole[] = [];
+  if (!isDenseBatch(h)) {
+    records = decode();
+    if (records === null) return;
+    inner = innerHoles(h, records, from, to, segBase);
+  }
+  if (h.magic === 2 && h.isTransactional && h.producerId >= 0n) {
+    q.addPending({
+      kind: 'pending',
+      producerId: h.producerId,
+      asAborted: hole(from, to, 'aborted-transaction', segBase, `data of an aborted transaction of producer ${h.producerId} (batch ${h.baseOffset}..${h.lastOffset} at position ${h.position}): on disk, never delivered to read_committed consumers`, h.position),
+      inner,
+      state: 'open',
+    });
+  } else for (const x of inner) q.add(x);
+}
+
+/** The hole between the end of the segment before `next` (`prev`) and `next`'s base offset, if any; moves the cursor to `next`'s base. */
+function gapBetweenSegments(prev: LogSegment, next: LogSegment, st: WalkState, logEnd: bigint, compacted: boolean, q: HoleSink): void {
+  const tail = st.tail;
+  if (next.baseOffset > st.cursor && st.cursor < logEnd) {
+    const to = (next.baseOffset < logEnd ? next.baseOffset : logEnd) - 1n;
+    if (tail) q.add(hole(st.cursor, to, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason}); the offsets up to the next segment ${next.baseOffset} are not on disk`, tail.position));
+    else if (compacted) q.add(hole(st.cursor, to, 'compacted-between-batches', prev.baseOffset, `between the last batch of segment ${prev.baseOffset} and segment ${next.baseOffset}: removed by compaction`));
+    else q.add(hole(st.cursor, to, 'missing-segment', prev.baseOffset, `no segment holds these offsets: between segment ${prev.baseOffset} (ends at ${st.cursor}) and segment ${next.baseOffset} (a deleted or missing segment)`));
+    st.cursor = next.baseOffset;
+  } else if (tail) {
+    q.add(hole(st.cursor, st.cursor - 1n, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`, tail.position));
+  }
+}
+
+/** The holes before the first segment's walk: offsets below the log start offset. */
+function belowLogStart(log: PartitionLog, q: HoleSink): void {
+  const firstBase = log.segments[0]!.baseOffset;
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  if (logStart > firstBase) {
+    const to = (logStart < logEnd ? logStart : logEnd) - 1n;
+    if (to >= firstBase) q.add(hole(firstBase, to, 'below-log-start', firstBase, `below logStartOffset ${logStart}: still on disk but not readable (DeleteRecords or log-start-offset-checkpoint); retention deletes a segment once the next one starts at or below it`));
+  }
+}
+
+/** The holes after the last segment walked (`current`): up to the log end, and the claimed offsets of a cut batch in its tail. */
+function afterLastSegment(current: LogSegment, st: WalkState, logEnd: bigint, compacted: boolean, q: HoleSink): void {
+  const tail = st.tail;
+  if (st.cursor < logEnd) {
+    q.add(hole(st.cursor, logEnd - 1n, tail ? 'truncated-tail' : compacted ? 'compacted-between-batches' : 'missing-segment', current.baseOffset, `no batch holds these offsets up to the log end offset ${logEnd}`));
+    st.cursor = logEnd;
+  }
+  if (tail) {
+    const claimed = claimedOffsets(tail, st.cursor);
+    const what = `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`;
+    if (claimed) q.add(hole(claimed.from, claimed.to, 'truncated-tail', current.baseOffset, `${what}; the cut batch claims offsets ${claimed.from}..${claimed.to}, past the log end offset ${logEnd}`, tail.position));
+    else q.add(hole(st.cursor, st.cursor - 1n, 'truncated-tail', current.baseOffset, what, tail.position));
+  }
+}
+
 /**
  * Streams the holes of a partition in offset order (see the module comment).
  * @throws KlxError `cancelled` when `opts.signal` is aborted; `io-error` when a file cannot be read.
@@ -222,132 +362,193 @@ function claimedOffsets(d: WalkedDamage, from: bigint): { from: bigint; to: bigi
 export async function* scanHoles(log: PartitionLog, opts: HolesOptions = {}): AsyncGenerator<OffsetHole> {
   const segs = log.segments;
   if (segs.length === 0) return;
-  const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const compacted = log.config.config['cleanup.policy'].includes('compact');
   const merger = new HoleMerger();
   const queue = new HoleQueue(merger);
   const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `find holes of ${log.topic}-${log.partition}`, total: log.logSize });
-
-  const firstBase = segs[0]!.baseOffset;
-  if (logStart > firstBase) {
-    const to = (logStart < logEnd ? logStart : logEnd) - 1n;
-    if (to >= firstBase) queue.add(hole(firstBase, to, 'below-log-start', firstBase, `below logStartOffset ${logStart}: still on disk but not readable (DeleteRecords or log-start-offset-checkpoint); retention deletes a segment once the next one starts at or below it`));
-  }
-
-  let cursor = logStart;
-  let firstSegment = true;
-  let current: WalkedBatch['segment'] | null = null;
-  let tail: WalkedDamage | null = null; // invalid tail of the current segment
-  let corrupt: WalkedDamage | null = null; // corrupt region since the last batch
-  let batchesInSegment = 0;
-
-  const gapBetweenSegments = (next: WalkedBatch['segment']): void => {
-    const prev = current!;
-    if (next.baseOffset > cursor && cursor < logEnd) {
-      const to = (next.baseOffset < logEnd ? next.baseOffset : logEnd) - 1n;
-      if (tail) queue.add(hole(cursor, to, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason}); the offsets up to the next segment ${next.baseOffset} are not on disk`, tail.position));
-      else if (compacted) queue.add(hole(cursor, to, 'compacted-between-batches', prev.baseOffset, `between the last batch of segment ${prev.baseOffset} and segment ${next.baseOffset}: removed by compaction`));
-      else queue.add(hole(cursor, to, 'missing-segment', prev.baseOffset, `no segment holds these offsets: between segment ${prev.baseOffset} (ends at ${cursor}) and segment ${next.baseOffset} (a deleted or missing segment)`));
-      cursor = next.baseOffset;
-    } else if (tail) {
-      queue.add(hole(cursor, cursor - 1n, 'truncated-tail', prev.baseOffset, `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`, tail.position));
-    }
-  };
-
-  for (const e of walkLog(log, { fromOffset: logStart })) {
+  belowLogStart(log, queue);
+  const st: WalkState = { cursor: log.logStartOffset, tail: null, corrupt: null, batchesInSegment: 0 };
+  let current: LogSegment | null = null;
+  walk: for (const e of walkLog(log, { fromOffset: log.logStartOffset })) {
     if (e.type === 'segment') {
-      if (!firstSegment) gapBetweenSegments(e.segment);
-      firstSegment = false;
+      if (current !== null) gapBetweenSegments(current, e.segment, st, logEnd, compacted, queue);
       current = e.segment;
-      tail = null;
-      corrupt = null;
-      batchesInSegment = 0;
+      st.tail = null;
+      st.corrupt = null;
+      st.batchesInSegment = 0;
       for (const x of merger.take()) yield x;
       continue;
     }
-    if (e.type !== 'batch') {
-      if (e.type === 'invalid-tail') tail = e;
-      else corrupt = e;
-      continue;
-    }
-    const h = e.header;
-    await pacer.step(h.size);
-    if (h.lastOffset < cursor) continue;
-    if (h.baseOffset >= logEnd) break;
-    const segBase = e.segment.baseOffset;
-    if (h.baseOffset > cursor) {
-      if (corrupt) queue.add(hole(cursor, h.baseOffset - 1n, 'corrupt-region', segBase, `${corrupt.size} bytes at position ${corrupt.position} of ${corrupt.file} are not batches (${corrupt.reason})`, corrupt.position));
-      else queue.add(hole(cursor, h.baseOffset - 1n, 'compacted-between-batches', segBase, batchesInSegment === 0 && cursor === segBase ? `between the base offset of segment ${segBase} and its first batch ${h.baseOffset} (removed by compaction)` : `no batch of segment ${segBase} holds these offsets (removed by compaction)`));
-    }
-    corrupt = null;
-    batchesInSegment++;
-    const from = h.baseOffset > cursor ? h.baseOffset : cursor;
-    const to = h.lastOffset < logEnd ? h.lastOffset : logEnd - 1n;
-    classifyBatch(e, from, to, queue);
-    cursor = to + 1n;
-    for (const x of merger.take()) yield x;
+    if (e.type === 'batch') await pacer.step(e.header.size);
+    if (stepEntry(e, st, logEnd, queue) === 'stop') break walk;
+    if (e.type === 'batch') for (const x of merger.take()) yield x;
   }
   queue.finish();
-  if (current !== null) {
-    if (cursor < logEnd) {
-      queue.add(hole(cursor, logEnd - 1n, tail ? 'truncated-tail' : compacted ? 'compacted-between-batches' : 'missing-segment', current.baseOffset, `no batch holds these offsets up to the log end offset ${logEnd}`));
-      cursor = logEnd;
-    }
-    if (tail) {
-      const claimed = claimedOffsets(tail, cursor);
-      const what = `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`;
-      if (claimed) queue.add(hole(claimed.from, claimed.to, 'truncated-tail', current.baseOffset, `${what}; the cut batch claims offsets ${claimed.from}..${claimed.to}, past the log end offset ${logEnd}`, tail.position));
-      else queue.add(hole(cursor, cursor - 1n, 'truncated-tail', current.baseOffset, what, tail.position));
-    }
-  }
+  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue);
   merger.flush();
   pacer.finish();
   for (const h of merger.take()) yield h;
+}
 
-  function classifyBatch(e: WalkedBatch, from: bigint, to: bigint, q: HoleQueue): void {
-    const h = e.header;
-    const segBase = e.segment.baseOffset;
-    if (h.recordCount === 0) {
-      q.add(hole(from, to, 'empty-batch', segBase, `retained empty batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} (recordsCount 0)${h.isControl ? ', control' : ''}${h.isTransactional ? `, transactional, producer ${h.producerId}` : ''}`, h.position));
-      return;
-    }
-    let records: KafkaRecord[] | null = null;
-    const decode = (): KafkaRecord[] | null => {
-      try {
-        return recordsOf(e);
-      } catch (err) {
-        const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
-        q.add(hole(from, to, 'corrupt-region', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} cannot be decoded: ${k.reason}`, h.position));
-        return null;
-      }
-    };
-    if (h.isControl) {
-      records = decode();
-      if (records === null) return;
-      const type = markerTypeOf(h, records);
-      if (type !== null) q.resolve(h.producerId, type === 'ABORT');
-      const kinds = [...new Set(records.map((r) => r.control?.type ?? 'UNKNOWN'))].join(', ');
-      const what = type !== null ? `${type} marker of producer ${h.producerId} (transaction marker)` : `control record (${kinds})`;
-      q.add(hole(from, to, 'control-record', segBase, `${what} at position ${h.position}`, h.position));
-      return;
-    }
-    let inner: OffsetHole[] = [];
-    if (!isDenseBatch(h)) {
-      records = decode();
-      if (records === null) return;
-      inner = innerHoles(h, records, from, to, segBase);
-    }
-    if (h.magic === 2 && h.isTransactional && h.producerId >= 0n) {
-      q.addPending({
-        kind: 'pending',
-        producerId: h.producerId,
-        asAborted: hole(from, to, 'aborted-transaction', segBase, `data of an aborted transaction of producer ${h.producerId} (batch ${h.baseOffset}..${h.lastOffset} at position ${h.position}): on disk, never delivered to read_committed consumers`, h.position),
-        inner,
-        state: 'open',
-      });
-    } else for (const x of inner) q.add(x);
+// ---------------------------------------------------------------------------------------------
+// The same walk split over segments (issue 16)
+
+/** What a segment's walk put in its queue, in order: holes, batches whose transaction it did not see end, and markers. */
+export type SegmentHoleItem =
+  | { kind: 'holes'; holes: OffsetHole[] }
+  | { kind: 'pending'; batch: PendingBatch }
+  | { kind: 'marker'; producerId: bigint; aborted: boolean };
+
+/**
+ * The queue of one segment's walk: a transactional batch whose marker comes later in the segment
+ * becomes its holes in place (as the partition walk's queue would decide it at that marker); one
+ * whose marker is not in the segment stays pending, and every marker is kept, for the merge to decide
+ * the batches of earlier segments.
+ */
+class SegmentHoleRecorder implements HoleSink {
+  readonly items: SegmentHoleItem[] = [];
+  private readonly open = new Map<bigint, number[]>();
+
+  add(h: OffsetHole): void {
+    const last = this.items[this.items.length - 1];
+    if (last?.kind === 'holes') last.holes.push(h);
+    else this.items.push({ kind: 'holes', holes: [h] });
   }
+
+  addPending(p: PendingBatch): void {
+    const list = this.open.get(p.producerId);
+    if (list) list.push(this.items.length);
+    else this.open.set(p.producerId, [this.items.length]);
+    this.items.push({ kind: 'pending', batch: p });
+  }
+
+  resolve(producerId: bigint, aborted: boolean): number {
+    const list = this.open.get(producerId) ?? [];
+    for (const i of list) {
+      const p = (this.items[i] as { batch: PendingBatch }).batch;
+      this.items[i] = { kind: 'holes', holes: aborted ? [p.asAborted] : p.inner };
+    }
+    this.open.delete(producerId);
+    this.items.push({ kind: 'marker', producerId, aborted });
+    return list.length;
+  }
+}
+
+/** Arguments of {@link holesSegmentTask}. */
+export interface HolesSegmentArgs {
+  dir: string;
+  /** Index of the segment in the partition and its base offset (checked). */
+  index: number;
+  baseOffset: bigint;
+  /** The walk's cursor when the segment starts, and the byte position to read it from. */
+  cursor: bigint;
+  position: number;
+  /** The partition's log end offset as the walk reads it. */
+  logEnd: bigint;
+}
+
+/** What {@link holesSegmentTask} found. */
+export interface HolesSegmentResult {
+  items: SegmentHoleItem[];
+  /** The cursor after the segment. */
+  cursor: bigint;
+  tail: Damage | null;
+  /** The walk ended in this segment (a batch at or past the log end offset). */
+  stopped: boolean;
+  /** Bytes of batches walked. */
+  bytes: number;
+}
+
+/**
+ * The holes walk over ONE segment of the partition at `a.dir` (on a scan-pool thread), from the
+ * cursor the walk has there.
+ * @throws KlxError `not-found` when the partition no longer has that segment, `cancelled`, `io-error`.
+ */
+export async function holesSegmentTask(a: HolesSegmentArgs, run: { signal?: AbortSignal; onBytes?: (bytes: number) => void }): Promise<HolesSegmentResult> {
+  const log = PartitionLog.open(a.dir);
+  const segment = log.segments[a.index];
+  if (!segment || segment.baseOffset !== a.baseOffset) throw new KlxError('not-found', `segment ${a.baseOffset} of ${a.dir} is gone: the partition changed while its holes were being read`, { file: a.dir });
+  const pacer = new Pacer({ signal: run.signal, onProgress: run.onBytes ? (p) => run.onBytes!(p.done) : undefined, phase: `find holes of ${log.topic}-${log.partition}`, total: Math.max(0, segment.size) });
+  const logEnd = a.logEnd;
+  const rec = new SegmentHoleRecorder();
+  const st: WalkState = { cursor: a.cursor, tail: null, corrupt: null, batchesInSegment: 0 };
+  let stopped = false;
+  let bytes = 0;
+  for (const entry of scanSegmentFrom(segment, a.position)) {
+    const e = entry.type === 'batch' ? Object.assign(entry, { segment, segmentIndex: a.index }) : Object.assign(entry, { segment, segmentIndex: a.index, file: segment.files.log });
+    if (e.type === 'batch') {
+      bytes += e.header.size;
+      await pacer.step(e.header.size);
+    }
+    if (stepEntry(e, st, logEnd, rec) === 'stop') {
+      stopped = true;
+      break;
+    }
+  }
+  pacer.finish();
+  return { items: rec.items, cursor: st.cursor, tail: st.tail, stopped, bytes };
+}
+
+/**
+ * {@link scanHoles}, its segments walked on `opts.runner`'s threads when that pays (`splitPays`):
+ * the same holes in the same order. Each segment is walked from the segment's base offset (the
+ * first from the log start offset); the merge adds the holes between segments, decides the
+ * transactional batches a later segment's marker ends, and walks a segment again from the true
+ * cursor when the segments before it reach past its base offset (overlapping segments).
+ * Memory: the holes of at most `threads` segments are held at once.
+ * @throws KlxError `cancelled`, `io-error`, `not-found` (the partition changed while being read).
+ */
+export async function* scanHolesInParallel(log: PartitionLog, opts: HolesOptions & ParallelScanOptions = {}): AsyncGenerator<OffsetHole> {
+  const runner = opts.runner;
+  if (!runner || !splitPays(log, opts)) {
+    yield* scanHoles(log, opts);
+    return;
+  }
+  const segs = log.segments;
+  const logStart = log.logStartOffset;
+  const logEnd = log.logEndOffset;
+  const compacted = log.config.config['cleanup.policy'].includes('compact');
+  const merger = new HoleMerger();
+  const queue = new HoleQueue(merger);
+  const phase = `find holes of ${log.topic}-${log.partition}`;
+  const total = log.logSize;
+  if (opts.signal?.aborted) throw new KlxError('cancelled', `${phase}: cancelled`);
+  belowLogStart(log, queue);
+  const first = segmentIndexFor(log, logStart);
+  const argsOf = (i: number, cursor: bigint): HolesSegmentArgs => ({ dir: log.dir, index: i, baseOffset: segs[i]!.baseOffset, cursor, position: i === first ? segs[i]!.positionFor(logStart) : 0, logEnd });
+  const assumed = (i: number) => (i === first ? logStart : segs[i]!.baseOffset);
+  const st: WalkState = { cursor: logStart, tail: null, corrupt: null, batchesInSegment: 0 };
+  let current: LogSegment | null = null;
+  let walked = 0;
+  const tasks = inSegmentOrder(segs.length - first, (k, signal, onBytes) => runner.run<HolesSegmentResult>('holesSegment', argsOf(first + k, assumed(first + k)), { signal, onBytes }), {
+    threads: runner.threads,
+    signal: opts.signal,
+    onProgress: (done) => opts.onProgress?.({ phase, done, total, bytes: done }),
+  });
+  let i = first;
+  for await (let r of tasks) {
+    const seg = segs[i]!;
+    if (current !== null) gapBetweenSegments(current, seg, st, logEnd, compacted, queue);
+    if (st.cursor !== assumed(i)) r = await runner.run<HolesSegmentResult>('holesSegment', argsOf(i, st.cursor), { signal: opts.signal ?? new AbortController().signal, onBytes: () => {} });
+    current = seg;
+    for (const item of r.items) {
+      if (item.kind === 'holes') for (const h of item.holes) queue.add(h);
+      else if (item.kind === 'pending') queue.addPending(item.batch);
+      else queue.resolve(item.producerId, item.aborted);
+    }
+    st.cursor = r.cursor;
+    st.tail = r.tail;
+    walked += r.bytes;
+    i++;
+    for (const x of merger.take()) yield x;
+    if (r.stopped) break;
+  }
+  queue.finish();
+  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue);
+  merger.flush();
+  opts.onProgress?.({ phase, done: walked, total, bytes: walked });
+  for (const h of merger.take()) yield h;
 }
 
 /**

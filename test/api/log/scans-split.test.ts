@@ -1,8 +1,8 @@
 /**
- * `log.verify` and `log.countRecords` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0`
+ * `log.verify`, `log.countRecords` and `log.holes` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0`
  * the log worker thread running the job reads the partition's segments on the scan pool's threads
- * (threads started from a worker thread); the answer is the one-thread answer (`verifyJob` /
- * `countJob` without a runner, in this thread), progress is reported and the job can be cancelled.
+ * (threads started from a worker thread); the answer is the one-thread answer (`verifyJob`,
+ * `countJob`, `holesJob` without a runner, in this thread), progress is reported and the job can be cancelled.
  */
 process.env.KLX_SCAN_SPLIT_MIN_BYTES = '0';
 
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobProgressEvent, MethodName } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
-import { countJob, verifyJob } from '../../../src-main/api/log/log-jobs.ts';
+import { countJob, holesJob, verifyJob } from '../../../src-main/api/log/log-jobs.ts';
 import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
@@ -51,7 +51,7 @@ async function runJob(method: MethodName, req: unknown, cancelAtProgress = false
 const ten = (from: number) => Array.from({ length: 10 }, (_, i) => rec(`k${from + i}`, 'x'.repeat(200), 1000 + from + i));
 const seg = (from: number, n: number) => ({ batches: Array.from({ length: n }, (_, b) => ({ baseOffset: BigInt(from + b * 10), records: ten(from + b * 10) })) });
 
-describe('log.verify and log.countRecords split over segments', () => {
+describe('log.verify, log.countRecords and log.holes split over segments', () => {
   it('answers what one thread answers (a CRC failure in a middle segment, a torn tail), with progress', async () => {
     const dir = buildPartition(join(root, 'a'), { topic: 'orders', segments: [seg(0, 20), seg(200, 20), { ...seg(400, 20), tail: encodeBatch({ baseOffset: 600n, records: ten(600) }).subarray(0, 70) }] }, { recoveryPoint: 200n });
     const file = join(dir, `${'200'.padStart(20, '0')}.log`);
@@ -85,6 +85,18 @@ describe('log.verify and log.countRecords split over segments', () => {
     expect(end.ok && end.result).toEqual(expected);
     expect(expected).toMatchObject({ records: 145 + 11 + 200, logStartOffset: '55' });
     expect(progress.at(-1)).toMatchObject({ phase: 'counting records', done: progress.at(-1)!.total });
+  }, 60_000);
+
+  it('log.holes: the one-thread holes, totals and buckets (transactions across segments, a missing segment)', async () => {
+    const t = (o: number, pid: number) => ({ baseOffset: BigInt(o), producerId: BigInt(pid), producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [rec('t', 'x', o)] });
+    const dir = buildPartition(join(root, 'h'), { topic: 'holes', segments: [{ batches: [...seg(0, 5).batches, t(50, 7)] }, { baseOffset: 51n, batches: [t(51, 8), ...seg(52, 3).batches] }, seg(100, 4)] });
+    expect((await server.dispatch('log.open', { path: join(root, 'h') }, CALL)).ok).toBe(true);
+    const req = { dir, limit: 1000, buckets: 16 };
+    const { end } = await runJob('log.holes', req);
+    expect(end.ok).toBe(true);
+    const expected = await holesJob(PartitionLog.open(dir), req, { jobId: '', readOnly: true, signal: new AbortController().signal, progress: () => {} });
+    expect(end.ok && end.result).toEqual(expected);
+    expect(expected.holes.map((h) => h.cause)).toContain('missing-segment');
   }, 60_000);
 
   it('is cancelled', async () => {
