@@ -6,9 +6,10 @@
  * Why not `DuckDBAppender.appendXxx` row by row, or the `DuckDBVector.setItem` wrappers: both cost
  * several microseconds per value in JS (value objects, per-item caches), about 10 s for a million
  * log records. Here fixed-width values go straight into `Int32Array`/`BigInt64Array`/`Uint8Array`
- * columns that are copied into the chunk's vectors once per chunk (`copy_data_to_vector`), and each
- * BLOB/VARCHAR value is one native call (`vector_assign_string_element_len`), which copies the bytes
- * into the chunk's own string heap. The low-level calls come from `@duckdb/node-bindings`, loaded
+ * columns that are copied into the chunk's vectors once per chunk (`copy_data_to_vector`); BLOB/VARCHAR
+ * values of at most 12 bytes are written the same way as DuckDB's inline `string_t`, and each longer
+ * one is one native call (`vector_assign_string_element_len`), which copies the bytes into the
+ * chunk's own string heap ({@link StringVectorWriter}). The low-level calls come from `@duckdb/node-bindings`, loaded
  * from where `@duckdb/node-api` resolves it, so both always share one native module and version.
  *
  * Invariants: every column of a row must be written (or set null) before {@link ColumnarAppender.endRow};
@@ -81,6 +82,109 @@ function listState(rows: number): ListState {
 /** True on little-endian hosts (every platform DuckDB ships for); list entries are written as 32-bit words there. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/**
+ * The BLOB/VARCHAR values of one vector, written as DuckDB's `string_t` (`duckdb_string_t` of
+ * duckdb.h: a uint32 length, then up to 12 bytes inline, zero-padded; longer values point into the
+ * vector's string heap). Values of at most 12 bytes (Kafka keys such as `key-0001234`, format
+ * names) are written into {@link structs} here and handed to DuckDB with the other fixed-width
+ * columns in one copy; longer ones are copied into {@link longBytes} and assigned one native call
+ * each after that copy (DuckDB copies them into the vector's heap). Little-endian hosts only (see
+ * {@link LITTLE_ENDIAN}); elsewhere every value takes the native call.
+ */
+export class StringVectorWriter {
+  /** 16 bytes per row: DuckDB's `string_t`. */
+  private readonly structs: Uint8Array;
+  private readonly lengths: Uint32Array;
+  private longBytes = new Uint8Array(64 * 1024);
+  private longUsed = 0;
+  /** Rows of long values and where their bytes are in {@link longBytes} (or their text). */
+  private readonly longRows: number[] = [];
+  private readonly longStarts: number[] = [];
+  private readonly longLengths: number[] = [];
+  private readonly longTexts: (string | null)[] = [];
+
+  constructor(rows: number) {
+    this.structs = new Uint8Array(rows * 16);
+    this.lengths = new Uint32Array(this.structs.buffer);
+  }
+
+  /** Writes `src[start, start + length)` into `row`. */
+  bytes(row: number, src: Uint8Array, start: number, length: number): void {
+    const at = row * 16;
+    const st = this.structs;
+    if (length <= 12 && LITTLE_ENDIAN) {
+      this.lengths[row * 4] = length;
+      let i = 0;
+      for (; i < length; i++) st[at + 4 + i] = src[start + i]!;
+      for (; i < 12; i++) st[at + 4 + i] = 0;
+      return;
+    }
+    const need = this.longUsed + length;
+    if (need > this.longBytes.length) {
+      let cap = this.longBytes.length * 2;
+      while (cap < need) cap *= 2;
+      const grown = new Uint8Array(cap);
+      grown.set(this.longBytes.subarray(0, this.longUsed));
+      this.longBytes = grown;
+    }
+    this.longBytes.set(src.subarray(start, start + length), this.longUsed);
+    this.longRows.push(row);
+    this.longStarts.push(this.longUsed);
+    this.longLengths.push(length);
+    this.longTexts.push(null);
+    this.longUsed = need;
+  }
+
+  /** Writes `text` (as UTF-8) into `row`. */
+  text(row: number, text: string): void {
+    const n = text.length;
+    if (n <= 12 && LITTLE_ENDIAN) {
+      const at = row * 16;
+      const st = this.structs;
+      let ascii = true;
+      for (let i = 0; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c > 0x7f) {
+          ascii = false;
+          break;
+        }
+        st[at + 4 + i] = c;
+      }
+      if (ascii) {
+        this.lengths[row * 4] = n;
+        for (let i = n; i < 12; i++) st[at + 4 + i] = 0;
+        return;
+      }
+    }
+    this.longRows.push(row);
+    this.longStarts.push(0);
+    this.longLengths.push(0);
+    this.longTexts.push(text);
+  }
+
+  /**
+   * Hands rows `[0, n)` to `vector`: the inline values in one copy, then each long one. Rows not
+   * written are empty values (set them NULL in the vector's validity).
+   */
+  flush(vector: Vector, n: number): void {
+    if (LITTLE_ENDIAN) {
+      bindings.copy_data_to_vector(vector, 0, this.structs.buffer as ArrayBuffer, this.structs.byteOffset, n * 16);
+      // Rows left unwritten in the next chunk (NULLs) then read as empty inline values, never as stale pointers.
+      this.structs.fill(0, 0, n * 16);
+    }
+    for (let i = 0; i < this.longRows.length; i++) {
+      const t = this.longTexts[i];
+      if (t !== null && t !== undefined) bindings.vector_assign_string_element(vector, this.longRows[i]!, t);
+      else bindings.vector_assign_string_element_len(vector, this.longRows[i]!, this.longBytes.subarray(this.longStarts[i]!, this.longStarts[i]! + this.longLengths[i]!));
+    }
+    this.longRows.length = 0;
+    this.longStarts.length = 0;
+    this.longLengths.length = 0;
+    this.longTexts.length = 0;
+    this.longUsed = 0;
+  }
+}
+
 /** See the module comment. */
 export class ColumnarAppender {
   /** Rows per chunk (DuckDB's vector size). */
@@ -93,6 +197,7 @@ export class ColumnarAppender {
   private readonly validity: Uint8Array[];
   private readonly hasNull: boolean[];
   private readonly lists: (ListState | null)[];
+  private readonly strings: (StringVectorWriter | null)[];
   private chunk: DuckDBDataChunk | undefined;
   private vectors!: Vector[];
   private row = 0;
@@ -113,6 +218,7 @@ export class ColumnarAppender {
     this.validity = kinds.map(() => new Uint8Array(rows / 8).fill(0xff));
     this.hasNull = kinds.map(() => false);
     this.lists = kinds.map((k) => (k === 'headers' ? listState(rows) : null));
+    this.strings = kinds.map((k) => (k === 'blob' || k === 'varchar' ? new StringVectorWriter(rows) : null));
     this.newChunk();
   }
 
@@ -171,13 +277,13 @@ export class ColumnarAppender {
   /** Writes a BLOB (copied), or NULL. */
   blob(col: number, v: Uint8Array | null): void {
     if (v === null) this.null(col);
-    else bindings.vector_assign_string_element_len(this.vectors[col]!, this.row, v);
+    else this.strings[col]!.bytes(this.row, v, 0, v.length);
   }
 
   /** Writes a VARCHAR, or NULL. */
   varchar(col: number, v: string | null): void {
     if (v === null) this.null(col);
-    else bindings.vector_assign_string_element(this.vectors[col]!, this.row, v);
+    else this.strings[col]!.text(this.row, v);
   }
 
   /** Writes a `headers` list (`[]` for none). */
@@ -244,14 +350,11 @@ export class ColumnarAppender {
 
   /** Writes the BLOBs `bytes[start[i], start[i] + length[i])` for i in `[from, from + n)` into rows `[row, row + n)`; NULL where the length is negative. */
   blobRange(col: number, row: number, bytes: Uint8Array, start: Int32Array, length: Int32Array, from: number, n: number): void {
-    const vec = this.vectors[col]!;
+    const out = this.strings[col]!;
     for (let i = 0; i < n; i++) {
       const len = length[from + i]!;
       if (len < 0) this.nullRow(col, row + i);
-      else {
-        const s = start[from + i]!;
-        bindings.vector_assign_string_element_len(vec, row + i, bytes.subarray(s, s + len));
-      }
+      else out.bytes(row + i, bytes, start[from + i]!, len);
     }
   }
 
@@ -279,7 +382,7 @@ export class ColumnarAppender {
   /** Writes a VARCHAR (or NULL) into row `row` of the current chunk. */
   varcharAt(col: number, row: number, v: string | null): void {
     if (v === null) this.nullRow(col, row);
-    else bindings.vector_assign_string_element(this.vectors[col]!, row, v);
+    else this.strings[col]!.text(row, v);
   }
 
   private nullRow(col: number, row: number): void {
@@ -311,6 +414,7 @@ export class ColumnarAppender {
       const vec = this.vectors[c]!;
       const d = this.data[c];
       if (d) bindings.copy_data_to_vector(vec, 0, d.buffer as ArrayBuffer, d.byteOffset, n * WIDTH[this.kinds[c]!]);
+      this.strings[c]?.flush(vec, n);
       const l = this.lists[c];
       if (l) {
         bindings.copy_data_to_vector(vec, 0, l.entries.buffer as ArrayBuffer, l.entries.byteOffset, n * 16);

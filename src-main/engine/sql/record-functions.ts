@@ -36,6 +36,7 @@ import type { RecordDecoder } from '../decode/record-decoder.ts';
 import { recordsOf } from '../log/log-walk.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
+import { StringVectorWriter } from './columnar-appender.ts';
 
 type Bindings = typeof import('@duckdb/node-bindings');
 type Vector = import('@duckdb/node-bindings').Vector;
@@ -400,12 +401,14 @@ export class RecordFunctions {
     const nulls = new NullWriter(out, p.n);
     const children = DECODED_FIELDS.map((_, i) => bindings.struct_vector_get_child(out, i));
     const childNulls = children.map((c) => new NullWriter(c, p.n));
+    // Texts of at most 12 bytes (format names, short keys) go to DuckDB in one copy per column.
+    const texts = DECODED_FIELDS.map((f) => (f === 'schema_id' ? null : new StringVectorWriter(p.n)));
     const ids = new Int32Array(p.n);
     let row = 0;
     // One closure per chunk, not per row.
     const text = (i: number, s: string | null | undefined) => {
       if (s === null || s === undefined) childNulls[i]!.setNull(row);
-      else bindings.vector_assign_string_element(children[i]!, row, s);
+      else texts[i]!.text(row, s);
     };
     const decoder = p.n > 0 ? this.reader.source.decoder() : null;
     const partitions = this.reader.source.partitions;
@@ -430,6 +433,7 @@ export class RecordFunctions {
       text(5, k.error !== undefined ? (v.error !== undefined ? `key: ${k.error}; ${v.error}` : `key: ${k.error}`) : (v.error ?? null));
     }
     bindings.copy_data_to_vector(children[4]!, 0, ids.buffer, 0, ids.byteLength);
+    texts.forEach((t, i) => t?.flush(children[i]!, p.n));
     nulls.flush();
     for (const c of childNulls) c.flush();
   }
