@@ -62,25 +62,41 @@ export function checkOffsetRange(baseOffset: bigint, lastOffset: bigint, positio
   }
 }
 
-/** `crcValid` and `computedCrc` of a header: both only when the CRC is checked. */
-function crcCheck(verify: boolean, stored: number, compute: () => number): { crcValid: boolean | undefined; computedCrc?: number } {
-  if (!verify) return { crcValid: undefined };
-  const computedCrc = compute() >>> 0;
-  return { crcValid: computedCrc === stored >>> 0, computedCrc };
+/**
+ * The int64 at `off` (big-endian) as a bigint: one BigInt made from a safe number when the value is
+ * within ±2^53 (offsets, timestamps and producer ids in practice), else Buffer.readBigInt64BE.
+ */
+function int64At(buf: Buffer, off: number): bigint {
+  const hi = (buf[off]! << 24) | (buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!;
+  if (hi >= -2097152 && hi < 2097152) {
+    const lo = ((buf[off + 4]! << 24) | (buf[off + 5]! << 16) | (buf[off + 6]! << 8) | buf[off + 7]!) >>> 0;
+    return BigInt(hi * 4294967296 + lo);
+  }
+  return buf.readBigInt64BE(off);
+}
+
+function int32At(buf: Buffer, off: number): number {
+  return (buf[off]! << 24) | (buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!;
+}
+
+function int16At(buf: Buffer, off: number): number {
+  return (((buf[off]! << 8) | buf[off + 1]!) << 16) >> 16;
 }
 
 /**
  * Decodes the 61-byte header of a v2 batch that starts at `off` in `buf`.
  * The caller has checked that `size` bytes (12 + batchLength) are present from `off`.
+ * `crcValid` and `computedCrc` are set only when the CRC is checked (`crcValid` undefined otherwise).
  * @param position the batch's byte position in its file (reported, not used for reading).
  * @param verifyCrc compute CRC-32C over [21, size) and set `crcValid`.
  * @throws KlxError `unknown-codec` for codec bits 5–7 (message names the codec id and baseOffset).
  */
 export function decodeV2Header(buf: Buffer, off: number, position: number, verifyCrc: boolean): BatchHeader {
-  const baseOffset = buf.readBigInt64BE(off);
-  const batchLength = buf.readInt32BE(off + 8);
+  if (off < 0 || off + V2_HEADER_SIZE > buf.length) throw new RangeError(`a batch header needs ${V2_HEADER_SIZE} bytes from ${off}; the buffer has ${buf.length}`);
+  const baseOffset = int64At(buf, off);
+  const batchLength = int32At(buf, off + 8);
   const size = batchLength + 12;
-  const attributes = buf.readInt16BE(off + 21);
+  const attributes = int16At(buf, off + 21);
   const codecId = attributes & ATTR_COMPRESSION_MASK;
   let compression: Compression;
   try {
@@ -88,33 +104,26 @@ export function decodeV2Header(buf: Buffer, off: number, position: number, verif
   } catch (err) {
     throw new KlxError('unknown-codec', `unknown compression codec id ${codecId} in the batch at baseOffset ${baseOffset}`, { position, details: { codecId, baseOffset: baseOffset.toString() }, cause: err });
   }
-  const crc = buf.readUInt32BE(off + 17);
-  const lastOffsetDelta = buf.readInt32BE(off + 23);
-  checkOffsetRange(baseOffset, baseOffset + BigInt(lastOffsetDelta), position);
-  return {
-    position,
-    size,
-    magic: 2,
-    baseOffset,
-    lastOffset: baseOffset + BigInt(lastOffsetDelta),
-    lastOffsetDelta,
-    batchLength,
-    partitionLeaderEpoch: buf.readInt32BE(off + 12),
-    crc,
-    ...crcCheck(verifyCrc, crc, () => crc32c(buf.subarray(off + 21, off + size))),
-    attributes,
-    compression,
-    timestampType: (attributes & ATTR_TIMESTAMP_TYPE) !== 0 ? 'LogAppendTime' : 'CreateTime',
-    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
-    isControl: (attributes & ATTR_CONTROL) !== 0,
-    hasDeleteHorizon: (attributes & ATTR_DELETE_HORIZON) !== 0,
-    baseTimestamp: buf.readBigInt64BE(off + 27),
-    maxTimestamp: buf.readBigInt64BE(off + 35),
-    producerId: buf.readBigInt64BE(off + 43),
-    producerEpoch: buf.readInt16BE(off + 51),
-    baseSequence: buf.readInt32BE(off + 53),
-    recordCount: buf.readInt32BE(off + 57),
-  };
+  const crc = int32At(buf, off + 17) >>> 0;
+  const lastOffsetDelta = int32At(buf, off + 23);
+  const lastOffset = baseOffset + BigInt(lastOffsetDelta);
+  checkOffsetRange(baseOffset, lastOffset, position);
+  const partitionLeaderEpoch = int32At(buf, off + 12);
+  const timestampType: TimestampType = (attributes & ATTR_TIMESTAMP_TYPE) !== 0 ? 'LogAppendTime' : 'CreateTime';
+  const isTransactional = (attributes & ATTR_TRANSACTIONAL) !== 0;
+  const isControl = (attributes & ATTR_CONTROL) !== 0;
+  const hasDeleteHorizon = (attributes & ATTR_DELETE_HORIZON) !== 0;
+  const baseTimestamp = int64At(buf, off + 27);
+  const maxTimestamp = int64At(buf, off + 35);
+  const producerId = int64At(buf, off + 43);
+  const producerEpoch = int16At(buf, off + 51);
+  const baseSequence = int32At(buf, off + 53);
+  const recordCount = int32At(buf, off + 57);
+  if (!verifyCrc) {
+    return { position, size, magic: 2, baseOffset, lastOffset, lastOffsetDelta, batchLength, partitionLeaderEpoch, crc, crcValid: undefined, attributes, compression, timestampType, isTransactional, isControl, hasDeleteHorizon, baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount };
+  }
+  const computedCrc = crc32c(buf.subarray(off + 21, off + size)) >>> 0;
+  return { position, size, magic: 2, baseOffset, lastOffset, lastOffsetDelta, batchLength, partitionLeaderEpoch, crc, crcValid: computedCrc === crc, computedCrc, attributes, compression, timestampType, isTransactional, isControl, hasDeleteHorizon, baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount };
 }
 
 /**

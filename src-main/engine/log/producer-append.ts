@@ -322,10 +322,14 @@ export class ProducerStateTracker {
   }
 }
 
+/** Bytes read at a time by {@link producerBatches}. */
+const HEADER_WINDOW = 64 << 10;
+
 /**
- * The v2 batch headers of a `.log` from byte `start`, read header by header (61 bytes each, the
- * batch itself only on demand): producer state needs no record of data batches, so a 1 GiB segment
- * costs a few thousand small reads instead of reading it all. Legacy messages are skipped (they carry
+ * The v2 batch headers of a `.log` from byte `start`, read a window of {@link HEADER_WINDOW} bytes
+ * at a time and only where a header lies (the batch itself only on demand): producer state needs no
+ * record of data batches, so small batches cost one read per window of them and large ones one
+ * window read each, never the whole segment. Legacy messages are skipped (they carry
  * no producer id); the walk stops at the first entry whose framing is impossible, as the log
  * reader sees it (`scanEntries`): a length below the minimum, past the end of the file, or above
  * {@link MAX_ENTRY_BYTES} (a length of 2^31−1 in a file over 2 GiB is damage, never a 2 GiB read).
@@ -339,18 +343,25 @@ export function* producerBatches(path: string, start: number): Generator<{ heade
   }
   try {
     const size = fstatSync(fd).size;
-    const head = Buffer.allocUnsafe(V2_HEADER_SIZE);
+    const win = Buffer.allocUnsafe(HEADER_WINDOW);
+    let winStart = 0;
+    let winLength = 0;
     let pos = start;
     while (pos + V2_HEADER_SIZE <= size) {
-      if (readSync(fd, head, 0, V2_HEADER_SIZE, pos) < V2_HEADER_SIZE) return;
-      const batchLength = head.readInt32BE(8);
-      const magic = head.readInt8(16);
+      if (pos < winStart || pos + V2_HEADER_SIZE > winStart + winLength) {
+        winStart = pos;
+        winLength = readSync(fd, win, 0, Math.min(HEADER_WINDOW, size - pos), pos);
+        if (winLength < V2_HEADER_SIZE) return;
+      }
+      const o = pos - winStart;
+      const batchLength = win.readInt32BE(o + 8);
+      const magic = win.readInt8(o + 16);
       const total = batchLength + 12;
       if (batchLength < 14 || pos + total > size || total > MAX_ENTRY_BYTES || magic < 0 || magic > 2) return;
       if (magic === 2 && batchLength >= V2_HEADER_SIZE - 12) {
         let header: BatchHeader;
         try {
-          header = decodeV2Header(head, 0, pos, false);
+          header = decodeV2Header(win, o, pos, false);
         } catch {
           return;
         }
