@@ -46,6 +46,8 @@ export const groupSummary = z.object({
   offsetsPartition: count,
   offsetsPartitionMissing: z.boolean(),
   problems: z.array(groupProblem),
+  /** The record at which a broker's coordinator fails to load the group's __consumer_offsets partition (CoordinatorLoaderImpl), with the sentence saying so; null when it loads. */
+  offsetsPartitionLoadFailure: groupProblem.extend({ text: z.string() }).nullable(),
   pendingTransactionalProducers: z.array(z.string()),
 });
 

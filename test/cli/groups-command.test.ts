@@ -139,3 +139,31 @@ describe('klx groups', () => {
     expect(r.stderr).toContain(`group "${other}" is not listed: it lives in __consumer_offsets-${offsetsPartitionFor(other, 50)} (abs(hashCode) % 50`);
   });
 });
+
+describe('klx groups: a __consumer_offsets partition a broker fails to load', () => {
+  it('a value of version 9 after a good commit: the group line is followed by what a broker would do, the JSON rows carry it (CoordinatorLoaderImpl)', () => {
+    const root = tempDir('klx-groups-loadfail-');
+    const dir = join(root, 'logs', '__consumer_offsets-0');
+    const [good, later] = encodeOffsetsRecords([
+      { type: 1, key: { group: 'g1', topic: 'orders', partition: 0 }, version: 3, value: { offset: 5, leaderEpoch: 0, metadata: '', commitTimestamp: 1700000000000 } },
+      { type: 1, key: { group: 'g1', topic: 'orders', partition: 0 }, version: 3, value: { offset: 9, leaderEpoch: 0, metadata: '', commitTimestamp: 1700000001000 } },
+    ]);
+    const v9 = Buffer.from(later!.valueBase64!, 'base64');
+    v9.writeInt16BE(9, 0); // a value version no Kafka defines for OffsetCommitValue
+    const f = join(root, 'r.ndjson');
+    writeFileSync(f, [good!, { keyBase64: later!.keyBase64, valueBase64: v9.toString('base64') }].map((e) => JSON.stringify({ ...e, timestamp: 1700000000000 })).join('\n') + '\n');
+    ok('create', dir, '--config', 'cleanup.policy=compact');
+    ok('append', dir, '--records', f);
+    const text = ok('groups', join(root, 'logs'), '--offsets-partitions', '1', '--now', '1700000002000');
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('Group g1:'));
+    expect(lines[at + 1]).toBe(
+      `!! a broker would fail to load __consumer_offsets-0: the record at offset 1 does not deserialize (value of OffsetCommit (record type 1): byte 0: OffsetCommitValue version 9 is not one of 0–4); ` +
+        'the group coordinator stops loading there (CoordinatorLoaderImpl rethrows what GroupCoordinatorRecordSerde throws, skipping only unknown record types; 3.x GroupMetadataManager.loadGroupsAndOffsets fails likewise), so no group of that partition is served until the record is removed ' +
+        `(${join(dir, '00000000000000000000.log')}: position 0); the rows below are what this tool read around it`,
+    );
+    const row = JSON.parse(ok('groups', join(root, 'logs'), '--offsets-partitions', '1', '--json').trim()) as { currentOffset: number; offsetsPartitionLoadFailure: string };
+    expect(row.currentOffset).toBe(5);
+    expect(row.offsetsPartitionLoadFailure).toMatch(/^a broker would fail to load __consumer_offsets-0: the record at offset 1 /);
+  });
+});

@@ -94,6 +94,7 @@ function summaryJson(s: EngineSummary): GroupSummary {
     ...s,
     totalLag: s.totalLag.toString(),
     problems: s.problems.map((p) => ({ file: p.file, position: p.position, offset: p.offset.toString(), reason: p.reason })),
+    offsetsPartitionLoadFailure: s.offsetsPartitionLoadFailure ? { ...s.offsetsPartitionLoadFailure, offset: s.offsetsPartitionLoadFailure.offset.toString() } : null,
   };
 }
 

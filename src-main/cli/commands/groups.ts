@@ -31,8 +31,8 @@ export interface GroupsCliOptions {
 
 const j = (v: bigint | null) => (v === null ? null : int64Json(v));
 
-/** The NDJSON object of one row. */
-export function groupRowJson(r: GroupOffsetRow): Record<string, unknown> {
+/** The NDJSON object of one row; `loadFailure` is its group's offsetsPartitionLoadFailure text (CoordinatorLoaderImpl), or null. */
+export function groupRowJson(r: GroupOffsetRow, loadFailure: string | null = null): Record<string, unknown> {
   return {
     group: r.group,
     topic: r.topic,
@@ -54,6 +54,7 @@ export function groupRowJson(r: GroupOffsetRow): Record<string, unknown> {
     expired: r.expired,
     expiresAt: j(r.expiresAt),
     detail: r.detail,
+    offsetsPartitionLoadFailure: loadFailure,
   };
 }
 
@@ -77,7 +78,8 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
   });
   const out = new OutputWriter(process.stdout);
   if (opts.json) {
-    for (const r of d.offsets) await out.line(JSON.stringify(groupRowJson(r)));
+    const failures = new Map(d.groups.map((g) => [g.group, g.offsetsPartitionLoadFailure?.text ?? null]));
+    for (const r of d.offsets) await out.line(JSON.stringify(groupRowJson(r, failures.get(r.group) ?? null)));
     await out.end();
     return;
   }
@@ -89,6 +91,7 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
     await out.line('');
     const kind = g.type === 'classic' ? `classic ${g.protocolType || '(no protocol type)'}` : g.type;
     await out.line(`Group ${g.group}: ${kind}, state ${g.state}, ${g.members} member${g.members === 1 ? '' : 's'}${g.generation !== null ? `, ${g.type === 'classic' ? 'generation' : 'epoch'} ${g.generation}` : ''}, __consumer_offsets-${g.offsetsPartition}${g.offsetsPartitionMissing ? ' (NOT opened: what is listed may be incomplete)' : ''}; lag ${g.totalLag}, record lag ${g.totalRecordLag}${g.expiredOffsets ? `; ${g.expiredOffsets} expired offset${g.expiredOffsets === 1 ? '' : 's'}, not counted in the lag` : ''}`);
+    if (g.offsetsPartitionLoadFailure) await out.line(`!! ${g.offsetsPartitionLoadFailure.text} (${g.offsetsPartitionLoadFailure.file}: position ${g.offsetsPartitionLoadFailure.position}); the rows below are what this tool read around it`);
     for (const p of g.problems) await out.line(`! ${p.file}: position ${p.position}: offset ${p.offset}: ${p.reason}`);
     if (g.pendingTransactionalProducers.length > 0) await out.line(`! transactional offset commits of producer ${g.pendingTransactionalProducers.join(', ')} have no COMMIT/ABORT marker yet (not applied)`);
     const rows = d.offsets.filter((r) => r.group === g.group);

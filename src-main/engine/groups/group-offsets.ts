@@ -122,7 +122,29 @@ export interface GroupSummary {
   offsetsPartitionMissing: boolean;
   /** Problems of records of this group (file, position, offset, reason). */
   problems: { file: string; position: number; offset: bigint; reason: string }[];
+  /**
+   * The record of the group's `__consumer_offsets` partition at which a broker's group coordinator fails to
+   * load that partition (a key or value it cannot deserialize, which need not be this group's), with
+   * {@link loadFailureText}'s sentence; null when the partition loads. While it fails, no coordinator
+   * serves this group (nor any group of that partition): what is listed is this tool's reading of the
+   * records it could read (CoordinatorLoaderImpl).
+   */
+  offsetsPartitionLoadFailure: { file: string; position: number; offset: bigint; reason: string; text: string } | null;
   pendingTransactionalProducers: string[];
+}
+
+/**
+ * What a broker does with a `__consumer_offsets` partition holding a record its coordinator cannot
+ * deserialize: `a broker would fail to load __consumer_offsets-7: the record at offset 12 does not
+ * deserialize (…); the group coordinator stops loading there (CoordinatorLoaderImpl; 3.x
+ * GroupMetadataManager.loadGroupsAndOffsets), so no group of that partition is served`.
+ */
+export function loadFailureText(offsetsPartition: number, p: { offset: bigint; reason: string }): string {
+  return (
+    `a broker would fail to load __consumer_offsets-${offsetsPartition}: the record at offset ${p.offset} does not deserialize (${p.reason}); ` +
+    'the group coordinator stops loading there (CoordinatorLoaderImpl rethrows what GroupCoordinatorRecordSerde throws, skipping only unknown record types; 3.x GroupMetadataManager.loadGroupsAndOffsets fails likewise), ' +
+    'so no group of that partition is served until the record is removed'
+  );
 }
 
 /** A member of a group, for the members table. */
@@ -511,8 +533,14 @@ function summarize(g: LoadedGroup, loaded: LoadedGroups, rows: GroupOffsetRow[],
     offsetsPartition: home,
     offsetsPartitionMissing: loaded.offsetsTopic.absent.includes(home),
     problems: g.problems.map((p) => ({ file: p.file, position: p.position, offset: p.offset, reason: p.reason })),
+    offsetsPartitionLoadFailure: loadFailureOf(loaded, home),
     pendingTransactionalProducers: [...g.pendingTransactionalProducers],
   };
+}
+
+function loadFailureOf(loaded: LoadedGroups, offsetsPartition: number): GroupSummary['offsetsPartitionLoadFailure'] {
+  const p = loaded.store.loadFailures.get(offsetsPartition);
+  return p ? { file: p.file, position: p.position, offset: p.offset, reason: p.reason, text: loadFailureText(offsetsPartition, p) } : null;
 }
 
 /** Why a group is not listed: where it would live, and whether that partition was opened. */

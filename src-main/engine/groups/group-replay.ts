@@ -253,6 +253,15 @@ export class GroupStore {
   readonly groups = new Map<string, LoadedGroup>();
   /** Problems of records whose group is unknown (the key did not decode). */
   readonly problems: GroupRecordProblem[] = [];
+  /**
+   * Per `__consumer_offsets` partition, the first record a broker's group coordinator cannot deserialize
+   * (a key or value that does not decode, a record without a key; not an unknown record type, which it
+   * skips). Kafka's loader stops there and the partition fails to load (CoordinatorLoaderImpl rethrows
+   * anything but UnknownRecordTypeException; 3.x GroupMetadataManager.loadGroupsAndOffsets likewise fails on
+   * e.g. readOffsetMessageValue's IllegalStateException for an unknown value version): no group of that
+   * partition is served. Filled by {@link loadFailure}.
+   */
+  readonly loadFailures = new Map<number, GroupRecordProblem>();
   /** Records applied, tombstones among them, records skipped (unknown types). */
   readonly counts = { records: 0, tombstones: 0, offsetCommits: 0, skipped: 0, transactionalCommits: 0, abortedCommits: 0 };
   private pending = new Map<string, PendingTxn>();
@@ -277,6 +286,15 @@ export class GroupStore {
   problem(p: GroupRecordProblem): void {
     if (p.groupId !== null) this.group(p.groupId, p.offsetsPartition).problems.push(p);
     else this.problems.push(p);
+  }
+
+  /**
+   * Records a problem with a record Kafka's coordinator cannot deserialize: as {@link problem}, and the
+   * first one of its partition in {@link loadFailures} (CoordinatorLoaderImpl fails the load there).
+   */
+  loadFailure(p: GroupRecordProblem): void {
+    this.problem(p);
+    if (!this.loadFailures.has(p.offsetsPartition)) this.loadFailures.set(p.offsetsPartition, p);
   }
 
   /**

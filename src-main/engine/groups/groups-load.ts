@@ -10,7 +10,10 @@
  * offset is used (the others are named in {@link LoadedGroups.replicasIgnored}).
  *
  * Bad input never stops the load: damaged bytes, a key or value that does not decode are listed with
- * file, byte position, offset and reason (on their group when the key could be read).
+ * file, byte position, offset and reason (on their group when the key could be read). A key or value
+ * that does not decode (or a record without a key) is where a broker's coordinator fails to load the whole
+ * partition (CoordinatorLoaderImpl): the first one per partition is kept in `store.loadFailures`, and the
+ * groups of that partition say so (group-offsets.ts).
  */
 import { DecodeError } from '../decode/decode-error.ts';
 import { decodeConsumerOffsetsKey, decodeConsumerOffsetsValue, groupIdOfKey, type ConsumerOffsetsKey } from '../decode/internal/consumer-offsets.ts';
@@ -315,7 +318,7 @@ function keyIndexOf(ctx: ReplayContext, d: Uint8Array, at: number, n: number, ha
   try {
     key = decodeConsumerOffsetsKey(d.subarray(at, at + n));
   } catch (err) {
-    ctx.store.problem({ offsetsPartition: ctx.p, file, position, offset: batchBase + BigInt(offsetDelta), groupId: null, reason: `key: ${reasonOf(err)}` });
+    ctx.store.loadFailure({ offsetsPartition: ctx.p, file, position, offset: batchBase + BigInt(offsetDelta), groupId: null, reason: `key: ${reasonOf(err)}` });
     return -1;
   }
   let s: CommitSlot | null = null;
@@ -385,7 +388,7 @@ function sameBytes(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number, n: nu
 function applyRecord(ctx: ReplayContext, keyBytes: Uint8Array | null, valueBytes: Uint8Array | null, recordOffset: bigint, file: string, position: number, producerId: bigint | null): void {
   const store = ctx.store;
   if (keyBytes === null) {
-    store.problem({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: 'record without a key (every __consumer_offsets record has one)' });
+    store.loadFailure({ offsetsPartition: ctx.p, file, position, offset: recordOffset, groupId: null, reason: 'record without a key (every __consumer_offsets record has one)' });
     return;
   }
   const i = keyIndexOf(ctx, keyBytes, 0, keyBytes.length, KeyTable.hash(keyBytes, 0, keyBytes.length), recordOffset, 0, file, position);
@@ -412,7 +415,7 @@ function applyKeyed(ctx: ReplayContext, key: ConsumerOffsetsKey, valueBytes: Uin
   try {
     value = decodeConsumerOffsetsValue(key.type, valueBytes);
   } catch (err) {
-    store.problem({ ...place, groupId: groupIdOfKey(key), reason: `value of ${key.recordType} (record type ${key.type}): ${reasonOf(err)}` });
+    store.loadFailure({ ...place, groupId: groupIdOfKey(key), reason: `value of ${key.recordType} (record type ${key.type}): ${reasonOf(err)}` });
     return;
   }
   store.apply(key, value, place, producerId);

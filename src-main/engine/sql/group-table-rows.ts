@@ -62,6 +62,8 @@ export const GROUP_METADATA_COLUMNS = [
   ['offsets_partition_missing', 'bool'],
   ['problems', 'int32'],
   ['problem_details', 'varchar'],
+  // a broker's coordinator fails to load the group's __consumer_offsets partition (CoordinatorLoaderImpl): why; NULL when it loads
+  ['offsets_partition_load_failure', 'varchar'],
 ] as const satisfies readonly Col[];
 
 export const GROUP_OFFSET_COLUMNS = [
@@ -339,6 +341,7 @@ export async function writeGroupTableRows(logs: readonly PartitionLog[], sinks: 
     gm.bool(GM.offsets_partition_missing, g.offsetsPartitionMissing);
     gm.int32(GM.problems, g.problems.length);
     gm.varchar(GM.problem_details, g.problems.length ? g.problems.map((p) => `${p.file}: position ${p.position}: offset ${p.offset}: ${p.reason}`).join('\n') : null);
+    gm.varchar(GM.offsets_partition_load_failure, g.offsetsPartitionLoadFailure ? `${g.offsetsPartitionLoadFailure.text} (${g.offsetsPartitionLoadFailure.file}: position ${g.offsetsPartitionLoadFailure.position})` : null);
     gm.endRow();
     await gm.ready?.();
     summary.groups++;

@@ -5,7 +5,8 @@
  *   group, member, committed topic/partition/offset, timestamps, the whole key and value data as JSON text
  *   (as Kafka's JSON converters print it, JsonConverterGenerator: camelCase names; see consumerOffsetsJsonText),
  *   or why it does not decode), streamed;
- * - `group_metadata`: one row per group as the coordinator loads it (type, protocol type, state,
+ * - `group_metadata`: one row per group as the coordinator loads it (type, protocol type, state, offsets_partition_load_failure
+ *   when a broker fails to load its partition (CoordinatorLoaderImpl),
  *   generation / epoch, members, topics, total lag);
  * - `group_offsets`: the latest committed offset of each group, topic and partition with the log
  *   offsets of the partition, `lag`, `record_lag`, `diagnosis`, `next_offset` (engine/groups), and

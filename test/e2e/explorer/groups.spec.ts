@@ -62,6 +62,10 @@ test('groups, offsets with diagnosis, commit history, the jump to records, and t
   // g-ok: classic, Stable, one member; the offsets table has the describe columns
   await page.locator('[data-testid=groups-row][data-group="g-ok"]').click();
   await expect(page.getByTestId('groups-detail')).toContainText('g-ok');
+  // its __consumer_offsets partition holds a key the coordinator cannot deserialize: a broker fails to load it (CoordinatorLoaderImpl)
+  await expect(page.locator('[data-testid=groups-row][data-group="g-ok"] [data-testid=groups-load-fails]')).toHaveText('not loadable');
+  await expect(page.getByTestId('groups-load-failure')).toContainText('A broker would fail to load __consumer_offsets-');
+  await expect(page.getByTestId('groups-load-failure')).toContainText('group: needs 40 bytes, 1 left');
   const row = page.locator('[data-testid=groups-offset-row][data-topic="orders"]');
   await expect(row).toContainText('ok-m1');
   await expect(row).toContainText('/10.0.0.7');

@@ -160,6 +160,22 @@ describe('a crafted log directory: every diagnosis, expiry, tombstones, transact
     expect(loaded.store.counts).toMatchObject({ transactionalCommits: 1, abortedCommits: 1 });
   });
 
+  it('a partition holding a record the coordinator cannot deserialize is one a broker fails to load: every group of it says so (CoordinatorLoaderImpl); an unknown record type alone does not', () => {
+    const pBad = offsetsPartitionFor('g-bad', 50);
+    const pOk = offsetsPartitionFor('g-ok', 50);
+    expect([...loaded.store.loadFailures.keys()].sort((a, b) => a - b)).toEqual([pBad, pOk].sort((a, b) => a - b));
+    const bad = d.groups.find((g) => g.group === 'g-bad')!.offsetsPartitionLoadFailure!;
+    expect(bad.offset).toBe(1n);
+    expect(bad.text).toBe(
+      `a broker would fail to load __consumer_offsets-${pBad}: the record at offset 1 does not deserialize (value of OffsetCommit (record type 1): byte 2: offset: needs 8 bytes, 5 left); ` +
+        'the group coordinator stops loading there (CoordinatorLoaderImpl rethrows what GroupCoordinatorRecordSerde throws, skipping only unknown record types; 3.x GroupMetadataManager.loadGroupsAndOffsets fails likewise), so no group of that partition is served until the record is removed',
+    );
+    // g-ok's own records are fine; the key that does not decode in its partition (after the type-99 record, which is skipped) fails the load
+    const ok = d.groups.find((g) => g.group === 'g-ok')!.offsetsPartitionLoadFailure!;
+    expect(ok.reason).toBe('key: byte 4: group: needs 40 bytes, 1 left');
+    for (const g of d.groups) expect(g.offsetsPartitionLoadFailure === null).toBe(g.offsetsPartition !== pBad && g.offsetsPartition !== pOk);
+  });
+
   it('says which __consumer_offsets partitions are absent, and where a missing group would be', async () => {
     expect(loaded.offsetsTopic.present).toEqual(partitionsWritten);
     expect(loaded.offsetsTopic.absent).toHaveLength(50 - partitionsWritten.length);
