@@ -24,6 +24,8 @@ export interface BigPartitionOptions {
   recordsPerBatch?: number;
   segments?: number;
   topic?: string;
+  /** Extra characters in each value (a `"pad":"xx…"` member after `kind`), to make records bigger; default 0 (no member). */
+  valuePad?: number;
 }
 
 export interface BigPartition {
@@ -55,7 +57,8 @@ export function generateBigPartition(logDir: string, opts: BigPartitionOptions =
     const records = [];
     for (let i = 0; i < perBatch; i++) {
       const user = String((t * perBatch + i * 37) % 10_000).padStart(4, '0');
-      records.push({ key: `user-${user}`, value: `{"seq":"${PLACEHOLDER}","kind":"${KINDS[(t + i) % 3]}"}`, timestamp: BigInt(i) });
+      const pad = opts.valuePad ? `,"pad":"${'x'.repeat(opts.valuePad)}"` : '';
+      records.push({ key: `user-${user}`, value: `{"seq":"${PLACEHOLDER}","kind":"${KINDS[(t + i) % 3]}"${pad}}`, timestamp: BigInt(i) });
     }
     const buf = encodeBatch({ baseOffset: 0n, records, producerId: -1n });
     const seqAt: number[] = [];
