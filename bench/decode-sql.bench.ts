@@ -7,7 +7,7 @@
  * run: the same build without decoding, and DuckDB alone loading the same decoded rows (written
  * once by `klx export`'s writer to Parquet and NDJSON) into a table of a fresh database and
  * answering the same query: what DuckDB's own writes and JSON reads cost for these rows; and the
- * floor of any build that stores them: DuckDB's appender storing the same decoded rows
+ * limit of a build that stores them through DuckDB's appender: the appender storing the same decoded rows
  * from data chunks already in memory (read from the Parquet file before the clock starts) plus the
  * same query: no file read, no decoding, no JS per row. Target: ≥ 1,000,000 records/s with decoding.
  *

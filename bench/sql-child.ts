@@ -9,7 +9,7 @@
  * - `parquet FILE DBFILE` / `ndjson FILE DBFILE`: DuckDB loads the same records from FILE into a
  *   table of a fresh database file (`CREATE TABLE ... AS SELECT * FROM read_parquet/read_json`),
  *   checkpointed, with the same DuckDB resource settings as ours.
- * - `floor FILE DBFILE RECORDS`: DuckDB's own limit for storing our record rows: the first
+ * - `floor FILE DBFILE RECORDS`: the limit of storing our record rows through DuckDB's appender: the first
  *   1,000,000 rows of FILE (our `record_rows` as Parquet) read into data chunks before the clock
  *   starts, then appended through DuckDB's appender (in turn, until RECORDS rows) into a table of a
  *   fresh database file, checkpointed: no log read, no decoding, no JS per row.
@@ -77,7 +77,7 @@ if (mode === 'ours') {
   // DuckDB's own limit for storing our record rows: data chunks already in memory (the first
   // FLOOR_ROWS rows of FILE, our record_rows as Parquet, read before the clock starts) appended
   // through DuckDB's appender into a fresh database file until it holds RECORDS rows, checkpointed.
-  // No decoding and no JS per row: what any build that stores these columns in DuckDB pays.
+  // No decoding and no JS per row: what any build that appends these columns through DuckDB's appender pays.
   const records = Number(t);
   rmSync(b!, { force: true });
   const source = await DuckDBInstance.create(':memory:');

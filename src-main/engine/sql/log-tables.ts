@@ -70,7 +70,7 @@ import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 4;
+export const LOG_TABLES_SCHEMA_VERSION = 5;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -564,14 +564,18 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   const partitions = listLiteral(parts.map((p) => String(p.log.partition)), 'INTEGER');
   // Values, headers and decoded columns are read back from the segments (record-functions.ts); the
   // functions must exist to bind the views. Computed in a subquery so that each runs once per row,
-  // and above the join of `latest` so that only latest records are read.
+  // and above the join of `latest` so that only latest records are read. The topic and partition
+  // are computed below them, right over the table: DuckDB then pushes a filter on them (`WHERE
+  // topic = 'orders'`) into the table scan, under the functions; computed beside the functions'
+  // results, such a filter stayed above them and every record of every topic was read back.
   const functions = RecordFunctions.register(connection, { partitions: parts.map((p) => p.log), valueCapBytes: cap, decoder: () => rowDecoder.decoder });
   try {
     const lazy = `${RECORD_FUNCTIONS.value}(${RECORD_PLACE_SQL}) AS v, ${RECORD_FUNCTIONS.decoded}(${RECORD_PLACE_SQL}) AS d`;
-    await connection.run(`CREATE VIEW records AS SELECT ${recordColumnsSql(topics, partitions, cap)} FROM (SELECT r.*, ${lazy} FROM ${INTERNAL_SCHEMA}.record_rows r) r`);
+    const placed = (from: string) => `(SELECT ${topics}[r.partition_id + 1] AS topic, ${partitions}[r.partition_id + 1] AS "partition", r.* FROM ${from})`;
+    await connection.run(`CREATE VIEW records AS SELECT ${recordColumnsSql(cap)} FROM (SELECT r.*, ${lazy} FROM ${placed(`${INTERNAL_SCHEMA}.record_rows r`)} r) r`);
     await connection.run(
-      `CREATE VIEW latest AS SELECT ${recordColumnsSql(topics, partitions, cap)} FROM (SELECT r.*, ${lazy} FROM ${INTERNAL_SCHEMA}.record_rows r ` +
-        `SEMI JOIN ${INTERNAL_SCHEMA}.latest_offsets l ON r.partition_id = l.partition_id AND r."offset" = l."offset") r`,
+      `CREATE VIEW latest AS SELECT ${recordColumnsSql(cap)} FROM (SELECT r.*, ${lazy} FROM ` +
+        `${placed(`${INTERNAL_SCHEMA}.record_rows r SEMI JOIN ${INTERNAL_SCHEMA}.latest_offsets l ON r.partition_id = l.partition_id AND r."offset" = l."offset"`)} r) r`,
     );
   } finally {
     functions.close();
@@ -592,13 +596,13 @@ function listLiteral(items: string[], type: string): string {
 }
 
 /**
- * Columns of `records` / `latest` / `state` over `klx_internal.record_rows r` extended with `v` (the
- * value, `klx_value`) and `d` (the decoded struct, `klx_decoded`).
+ * Columns of `records` / `latest` / `state` over `klx_internal.record_rows r` extended with `topic`,
+ * `partition`, `v` (the value, `klx_value`) and `d` (the decoded struct, `klx_decoded`).
  */
-function recordColumnsSql(topics: string, partitions: string, cap: number): string {
+function recordColumnsSql(cap: number): string {
   return [
-    `${topics}[r.partition_id + 1] AS topic`,
-    `${partitions}[r.partition_id + 1] AS "partition"`,
+    `r.topic`,
+    `r."partition"`,
     `r."offset"`,
     `r."timestamp"`,
     `r."key"`,

@@ -50,6 +50,25 @@ describe('columns read back from the segments', () => {
     expect(all.readFromLog.batches).toBe(19);
   });
 
+  it("a filter on topic or partition is applied before values are read back: only that partition's batches are read", async () => {
+    const logDir = tempDir();
+    const batches = (topic: string) => Array.from({ length: 10 }, (_, b) => ({ baseOffset: BigInt(b * 5), records: Array.from({ length: 5 }, (_, i) => rec(`k${i}`, `${topic}-${b * 5 + i}`, 1000 + b)) }));
+    buildPartition(logDir, { topic: 'orders', partition: 0, segments: [{ batches: batches('orders') }] });
+    buildPartition(logDir, { topic: 'payments', partition: 0, segments: [{ batches: batches('payments') }] });
+    buildPartition(logDir, { topic: 'payments', partition: 1, segments: [{ batches: batches('payments1') }] });
+    const s = await openSql(logDir);
+    // 10 batches of orders-0, none of the 20 of payments (all 30 were read back before the filter).
+    const one = await s.query(`SELECT count(value_text), min(value_text) FROM records WHERE topic = 'orders'`);
+    expect(one.rows[0]).toEqual([50n, 'orders-0']);
+    expect(one.readFromLog.batches).toBe(10);
+    s.close();
+    const s2 = await openSql(logDir);
+    const two = await s2.query(`SELECT count(value_text), max(value_text) FROM state WHERE topic = 'payments' AND "partition" = 1`);
+    expect(two.rows[0]).toEqual([5n, 'payments1-49']);
+    expect(two.readFromLog.batches).toBe(1);
+    s2.close();
+  });
+
   it('the cache keeps metadata columns only: no value, headers or decoded column; keys stay', async () => {
     const dir = bigLog();
     const s = await openSql(dir);
