@@ -140,3 +140,23 @@ describe('klx fetch at an unreadable batch: a hole with its cause, exit 1', () =
     expect(out[1]).toMatchObject({ code: 'unknown-codec', position, fromOffset: 10, toOffset: 10 });
   });
 });
+
+describe('klx fetch: zero bytes that hide no offset below the read limit', () => {
+  it('a zeroed tail after offset 3: the records, then where the bytes are and that they hide nothing below the read limit (no "no offset asked for" when offset 4 was asked)', () => {
+    const root = tempDir('klx-fetch-zeros-');
+    roots.push(root);
+    const dir = buildPartition(root, { topic: 'orders', segments: [{ batches: batches(0, 6) }] }, { cleanShutdown: true, recoveryPoint: 6n });
+    const log = join(dir, name(0, '.log'));
+    const bytes = readFileSync(log);
+    const at = bytes.length / 6 * 4; // every batch has the same size: batches 4 and 5 zeroed
+    bytes.fill(0, at);
+    writeFileSync(log, bytes);
+    const from2 = klx('fetch', dir, '--offset', '2', '--max', '5');
+    const text = from2.stdout.split('\n').filter(Boolean);
+    expect(text.map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual(['offset 2 ts', 'offset 3 ts', '-- unreadable bytes', '-- next offset']);
+    expect(text[3]).toMatch(/^-- next offset 4 /);
+    expect(text[2]).toBe(`-- unreadable bytes that hide no offset below the read limit 4: batch-length-out-of-range: ${bytes.length - at} invalid bytes at the end of the file: batch length 0 is below the minimum 14 for magic 0 (all zero bytes: a preallocated or crashed tail) (${log} position ${at}, ${bytes.length - at} bytes)`);
+    const from4 = klx('fetch', dir, '--offset', '4');
+    expect(from4.stdout).not.toContain('asked for');
+  });
+});

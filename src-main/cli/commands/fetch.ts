@@ -229,10 +229,15 @@ export function problemText(p: ReadProblem): string {
   return `klx: warning: ${p.file}: position ${p.position}: ${p.reason}`;
 }
 
-/** The line `klx fetch` prints in place of the offsets a problem hides (or of the damage when it hides none). */
-export function holeText(p: ReadProblem): string {
+/**
+ * The line `klx fetch` prints in place of the offsets a problem hides, or, for damage that hides none
+ * (between batches whose offsets follow on, or past the read limit), where it is and that a reader
+ * skips it: `-- unreadable bytes that hide no offset below the read limit 4: …`.
+ * @param readLimit the fetch's read limit (high watermark, or the last stable offset for read_committed).
+ */
+export function holeText(p: ReadProblem, readLimit: bigint): string {
   const where = `${p.file} position ${p.position}, ${p.size} bytes`;
-  if (p.fromOffset === undefined || p.toOffset === undefined) return `-- unreadable bytes (no offset asked for is in them): ${p.code}: ${p.reason} (${where})`;
+  if (p.fromOffset === undefined || p.toOffset === undefined) return `-- unreadable bytes that hide no offset below the read limit ${readLimit}: ${p.code}: ${p.reason} (${where})`;
   const span = p.fromOffset === p.toOffset ? `offset ${p.fromOffset}` : `offsets ${p.fromOffset}..${p.toOffset}`;
   return `-- hole ${span}: ${p.code}: ${p.reason} (${where})`;
 }
@@ -254,11 +259,12 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   const emit = async (r: FetchResult) => {
     // Records and problems in offset order: a problem's hole is printed where its offsets would be.
     const problems = r.problems.slice();
+    // Damage that hides no offset waits for the end of the page (it lies after the records read, or between two of them).
     const flushProblemsBefore = async (offset: bigint | null) => {
-      while (problems.length > 0 && (offset === null || problems[0]!.fromOffset === undefined || problems[0]!.fromOffset! <= offset)) {
+      while (problems.length > 0 && (offset === null || (problems[0]!.fromOffset !== undefined && problems[0]!.fromOffset! <= offset))) {
         const p = problems.shift()!;
         unreadable++;
-        await out.line(opts.json ? JSON.stringify(problemJson(p)) : holeText(p));
+        await out.line(opts.json ? JSON.stringify(problemJson(p)) : holeText(p, r.readLimit));
       }
     };
     for (const rec of r.records) {
