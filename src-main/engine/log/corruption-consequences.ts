@@ -15,12 +15,20 @@
  * Imports nothing: a leaf used by engine/log modules.
  */
 
-/** Whether a broker recovers (re-validates) a segment at startup, and why (Kafka `LogLoader`). */
-export type StartupRecovery =
+/**
+ * Whether a broker recovers (re-validates) a segment at startup, and why (Kafka `LogLoader`);
+ * `kraftMetadataLog` when the segment is of `__cluster_metadata`, which no consumer reads (the CRC texts
+ * then name what KRaft nodes do).
+ */
+export type StartupRecovery = (
   | { kind: 'recovered' }
   | { kind: 'recovered-alone' }
   | { kind: 'clean-shutdown' }
-  | { kind: 'below-recovery-point'; recoveryPoint: bigint };
+  | { kind: 'below-recovery-point'; recoveryPoint: bigint }
+) & { kraftMetadataLog?: boolean };
+
+/** The KRaft metadata log's topic: only KRaft voters and observers fetch it (KafkaRaftClient), no consumer. */
+export const KRAFT_METADATA_TOPIC = '__cluster_metadata';
 
 /**
  * Whether a broker recovers segment `i` at startup, as `LogLoader` decides: `recoverLog` recovers
@@ -31,13 +39,14 @@ export type StartupRecovery =
  * @param i the segment's index in `bases`.
  * @param recoveryPoint the partition's `recovery-point-offset-checkpoint` entry (null: none, i.e. 0).
  * @param indexMissing true when the segment has no `.index` file.
+ * @param topic the partition's topic (`__cluster_metadata` marks the result `kraftMetadataLog`).
  */
-export function startupRecoveryOf(bases: readonly bigint[], i: number, cleanShutdown: boolean, recoveryPoint: bigint | null, indexMissing: boolean): StartupRecovery {
+export function startupRecoveryOf(bases: readonly bigint[], i: number, cleanShutdown: boolean, recoveryPoint: bigint | null, indexMissing: boolean, topic?: string): StartupRecovery {
   let recoverFrom = 0;
   for (let k = 0; k < bases.length; k++) if (bases[k]! <= (recoveryPoint ?? 0n)) recoverFrom = k;
-  if (!cleanShutdown && i >= recoverFrom) return { kind: 'recovered' };
-  if (indexMissing) return { kind: 'recovered-alone' };
-  return cleanShutdown ? { kind: 'clean-shutdown' } : { kind: 'below-recovery-point', recoveryPoint: recoveryPoint ?? 0n };
+  const s: StartupRecovery =
+    !cleanShutdown && i >= recoverFrom ? { kind: 'recovered' } : indexMissing ? { kind: 'recovered-alone' } : cleanShutdown ? { kind: 'clean-shutdown' } : { kind: 'below-recovery-point', recoveryPoint: recoveryPoint ?? 0n };
+  return topic === KRAFT_METADATA_TOPIC ? { ...s, kraftMetadataLog: true } : s;
 }
 
 /**
@@ -46,9 +55,16 @@ export function startupRecoveryOf(bases: readonly bigint[], i: number, cleanShut
  * offset F (Kafka CompletedFetch)`). With `crcOnly` false (bytes that are not a batch Kafka can read:
  * garbage, a cut batch, an unknown magic) every consumer stops there, whatever `check.crcs`
  * (`ByteBufferLogInputStream.nextBatch` throws CorruptRecordException). Lower case; callers
- * capitalise at a sentence start.
+ * capitalise at a sentence start. For `topic` `__cluster_metadata`, which no consumer reads, what a KRaft
+ * node does instead: its KafkaRaftClient checks each batch's CRC when it reads committed batches for its
+ * listeners (RecordsIterator.readBatch: DefaultRecordBatch.ensureValid throws CorruptRecordException).
  */
-export function consumerStopsAt(failAt: bigint, seekPast?: bigint, crcOnly = true): string {
+export function consumerStopsAt(failAt: bigint, seekPast?: bigint, crcOnly = true, topic?: string): string {
+  if (topic === KRAFT_METADATA_TOPIC) {
+    return crcOnly
+      ? `no consumer reads ${KRAFT_METADATA_TOPIC} (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node refuses the batch at offset ${failAt} when it reads it for its listeners (RecordsIterator.readBatch: CorruptRecordException)`
+      : `no consumer reads ${KRAFT_METADATA_TOPIC} (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node cannot read the bytes at offset ${failAt} as a batch (CorruptRecordException)`;
+  }
   const who = crcOnly ? 'a consumer with check.crcs=true (the default)' : 'a consumer (whatever check.crcs: ByteBufferLogInputStream.nextBatch cannot read the bytes)';
   return `${who} stops at offset ${failAt}${seekPast !== undefined ? ` until it seeks past offset ${seekPast}` : ''} (Kafka CompletedFetch)`;
 }
@@ -59,9 +75,12 @@ export function consumerStopsAt(failAt: bigint, seekPast?: bigint, crcOnly = tru
  * @param h the batch's offsets (for a v0/v1 wrapper message, its first and last offset).
  */
 export function crcFailureConsequence(h: { baseOffset: bigint; lastOffset: bigint }, startup?: StartupRecovery): string {
+  const kraft = startup?.kraftMetadataLog === true;
   const parts = [
-    consumerStopsAt(h.baseOffset, h.lastOffset),
-    'a leader serves the batch as it is (fetches do not check CRCs) and a follower refuses to append it (UnifiedLog.analyzeAndValidateRecords)',
+    consumerStopsAt(h.baseOffset, h.lastOffset, true, kraft ? KRAFT_METADATA_TOPIC : undefined),
+    kraft
+      ? 'the quorum leader serves the batch as it is (fetches do not check CRCs) and a voter or observer refuses to append it (KafkaMetadataLog.appendAsFollower: UnifiedLog.analyzeAndValidateRecords)'
+      : 'a leader serves the batch as it is (fetches do not check CRCs) and a follower refuses to append it (UnifiedLog.analyzeAndValidateRecords)',
   ];
   if (startup) parts.push(startupCrcText(startup));
   return parts.join('; ');

@@ -341,13 +341,14 @@ function failsCrc(h: BatchHeader): boolean {
  * (`CompletedFetch.maybeEnsureValid`: "Record batch for partition P at offset O is invalid, cause:
  * Record is corrupt (stored crc = S, computed crc = C)"; "Record for partition ..." for a v0/v1
  * message), with the batch's offsets, file, byte position and the CRC algorithm.
+ * `topic` `__cluster_metadata` says what a KRaft node does instead of a consumer (no consumer reads it).
  */
-export function corruptRecordError(tpName: string, file: string, h: BatchHeader, at: bigint): KlxError {
+export function corruptRecordError(tpName: string, file: string, h: BatchHeader, at: bigint, topic?: string): KlxError {
   const what = h.magic === 2 ? 'Record batch' : 'Record';
   const offset = h.magic === 2 ? h.baseOffset : at > h.baseOffset ? at : h.baseOffset;
   return new KlxError(
     'corrupt-record',
-    `${what} for partition ${tpName} at offset ${offset} is invalid, cause: ${crcMismatchText(h)}; offsets ${h.baseOffset}..${h.lastOffset}, ${h.size} bytes at position ${h.position}: ${consumerStopsAt(offset, h.lastOffset)}`,
+    `${what} for partition ${tpName} at offset ${offset} is invalid, cause: ${crcMismatchText(h)}; offsets ${h.baseOffset}..${h.lastOffset}, ${h.size} bytes at position ${h.position}: ${consumerStopsAt(offset, h.lastOffset, true, topic)}`,
     { file, position: h.position, details: { baseOffset: h.baseOffset, lastOffset: h.lastOffset, position: h.position, size: h.size, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) } },
   );
 }
@@ -460,7 +461,7 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     if (ctx.stopAtCorrupt && failsCrc(h)) {
       // A consumer with check.crcs=true: the records before it are delivered, then it fails here (CompletedFetch.fetchRecords
       // throws at once when it has no record yet, else keeps the error for the next poll).
-      const err = corruptRecordError(tp(log), e.segment.files.log, h, cursor);
+      const err = corruptRecordError(tp(log), e.segment.files.log, h, cursor, log.topic);
       if (result.records.length === 0) throw err;
       if (h.baseOffset > cursor) cursor = h.baseOffset;
       result.stoppedAtCorrupt = err;

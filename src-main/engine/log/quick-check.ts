@@ -419,7 +419,7 @@ export function tailCheckPartition(log: PartitionLog): Finding[] {
   for (const [segIndex, seg] of log.segments.entries()) {
     const size = seg.size;
     if (size === 0) continue;
-    const startup = startupRecoveryOf(bases, segIndex, log.startupCleanShutdown, log.startupRecoveryPoint, seg.files.indexSize < 0);
+    const startup = startupRecoveryOf(bases, segIndex, log.startupCleanShutdown, log.startupRecoveryPoint, seg.files.indexSize < 0, log.topic);
     let start = 0;
     let hasEntry = false;
     if (seg.files.indexSize > 0) {

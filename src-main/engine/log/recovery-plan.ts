@@ -498,7 +498,7 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
           kind: 'not-recovered-by-broker',
           file: finalLog,
           position: fi.position,
-          reason: `${fi.reason}; ${follows}: left in place. ${accepted}, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); ${consumerStopsAt(failAt, undefined, false)}. Cutting it is your choice (--truncate-at-corruption), not the broker's`,
+          reason: `${fi.reason}; ${follows}: left in place. ${accepted}, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); ${consumerStopsAt(failAt, undefined, false, log.topic)}. Cutting it is your choice (--truncate-at-corruption), not the broker's`,
         });
       } else if (!recovered && !recoveredAlone) {
         // What consumers meet: a valid batch with impossible offsets is read past (CompletedFetch skips records below
@@ -513,8 +513,8 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
               : tailAtLoad?.kind === 'fails'
                 ? `a broker does not start: loading this log, LogSegment.readNextOffset reads the bytes at ${tailAtLoad.position} as ${tailAtLoad.what}, which LogManager.loadLogs does not catch`
                 : tailAtLoad?.kind === 'read-as-batch'
-                  ? `a broker takes the bytes at byte ${tailAtLoad.position} for the last batch and sets the log end offset to ${tailAtLoad.nextOffset} instead of ${failAt} (LogSegment.readNextOffset reads only their size field and header); ${consumerStopsAt(failAt, undefined, false)}`
-                  : consumerStopsAt(failAt, undefined, fi.kind === 'crc');
+                  ? `a broker takes the bytes at byte ${tailAtLoad.position} for the last batch and sets the log end offset to ${tailAtLoad.nextOffset} instead of ${failAt} (LogSegment.readNextOffset reads only their size field and header); ${consumerStopsAt(failAt, undefined, false, log.topic)}`
+                  : consumerStopsAt(failAt, undefined, fi.kind === 'crc', log.topic);
         const why = cleanShutdown
           ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
           : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;

@@ -125,7 +125,7 @@ export async function verifyPartitionInParallel(log: PartitionLog, opts: VerifyO
   const bytesTotal = log.segments.reduce((s, x) => s + Math.max(0, x.size), 0);
   const argsOf = (i: number, before: VerifySegmentArgs['before']): VerifySegmentArgs => {
     const ref = refs[i]!;
-    return { ref, cleanShutdown, startup: startupRecoveryOf(bases, i, cleanShutdown, log.startupRecoveryPoint, ref.index === null), deep, before };
+    return { ref, cleanShutdown, startup: startupRecoveryOf(bases, i, cleanShutdown, log.startupRecoveryPoint, ref.index === null, log.topic), deep, before };
   };
   let file = refs[0]!.log;
   const progress = (done: number) => opts.onProgress?.({ bytesDone: done, bytesTotal, file });

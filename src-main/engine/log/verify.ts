@@ -596,7 +596,7 @@ export async function verifyPartition(log: PartitionLog, opts: VerifyOptions = {
   for (const [i, ref] of refs.entries()) {
     throwIfAborted(opts.signal);
     const scan = await scanSegment(ref, ctx, {
-      startup: startupRecoveryOf(bases, i, log.startupCleanShutdown, log.startupRecoveryPoint, ref.index === null),
+      startup: startupRecoveryOf(bases, i, log.startupCleanShutdown, log.startupRecoveryPoint, ref.index === null, log.topic),
       deep: opts.deep ?? true,
       indexFacts: opts.indexFacts,
       signal: opts.signal,

@@ -22,6 +22,7 @@ import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import { applyRecovery, planRecovery, type RecoveryAction } from '../../../src-main/engine/log/recovery.ts';
 import { quickCheckPartition } from '../../../src-main/engine/log/quick-check.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
+import { fetch } from '../../../src-main/engine/log/fetch.ts';
 import { batchOfSize, buildPartition, rec, singles, tempDir, type SegmentInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA } from '../../support/real-data.ts';
 import { createRequire } from 'node:module';
@@ -482,7 +483,16 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const note = quickCheckPartition(log).find((f) => f.code === 'recovery-needed')!;
     expect(note.reason).toContain('a KRaft node re-validates all 2 segments of __cluster_metadata-0 from offset 0 at every start');
     const v = await verifyPartition(log);
-    expect(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))).not.toContain('recovers no segment');
+    const vText = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x));
+    expect(vText).not.toContain('recovers no segment');
+    // only KRaft voters and observers fetch __cluster_metadata: the CRC finding says what they do, not what a consumer does (KafkaRaftClient)
+    expect(vText).not.toContain('check.crcs');
+    const crc = v.findings.find((f) => f.code === 'crc-mismatch')!;
+    expect(crc.reason).toContain(
+      'no consumer reads __cluster_metadata (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node refuses the batch at offset 4 when it reads it for its listeners (RecordsIterator.readBatch: CorruptRecordException); ' +
+        'the quorum leader serves the batch as it is (fetches do not check CRCs) and a voter or observer refuses to append it (KafkaMetadataLog.appendAsFollower: UnifiedLog.analyzeAndValidateRecords)',
+    );
+    await expect(fetch(log, { offset: 4n, onCorrupt: 'stop' })).rejects.toThrow(/: no consumer reads __cluster_metadata \(only KRaft voters and observers fetch it: KafkaRaftClient\); a KRaft node refuses the batch at offset 4 /);
   });
 
   it('after a clean shutdown a zero-filled tail stops a broker loading the log, and a garbage head that fits sets its log end offset (LogSegment.readNextOffset, FileLogInputStream.nextBatch)', async () => {
