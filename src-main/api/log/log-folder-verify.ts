@@ -11,7 +11,8 @@ import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import { countFindings } from '../../engine/log/findings.ts';
 import { logDirFindings, recoveryNeededFinding } from '../../engine/log/quick-check.ts';
 import { planRecovery } from '../../engine/log/recovery-plan.ts';
-import { verifyPartition } from '../../engine/log/verify.ts';
+import type { ParallelScanOptions } from '../../engine/log/segment-tasks.ts';
+import { verifyPartitionInParallel } from '../../engine/log/verify-parallel.ts';
 import { KlxError } from '../../engine/errors.ts';
 import type { FolderVerifyRow } from '../../../src-shared/repair-types.ts';
 import type { JobResult } from '../../../src-shared/contract.ts';
@@ -21,10 +22,12 @@ import { findingOf } from './log-wire.ts';
 import { worstFirst } from './log-summary.ts';
 
 /**
- * Verifies every partition under `root` (see the module comment).
+ * Verifies every partition under `root` (see the module comment); with `split.runner` a partition
+ * of `split.minBytes` or more is verified segment by segment on its threads (the same report:
+ * `verify-parallel.ts`).
  * @throws KlxError `cancelled` when the job is cancelled; `not-found` / `not-a-log-dir` for `root`.
  */
-export async function verifyFolderJob(root: string, deep: boolean, job: Pick<JobContext, 'signal' | 'progress'>): Promise<JobResult<'log.verifyFolder'>> {
+export async function verifyFolderJob(root: string, deep: boolean, job: Pick<JobContext, 'signal' | 'progress'>, split: ParallelScanOptions = {}): Promise<JobResult<'log.verifyFolder'>> {
   const opened = openPath(root);
   const parts = allPartitions(opened);
   const total = 2 * parts.reduce((s, p) => s + p.log.logSize, 0);
@@ -38,7 +41,7 @@ export async function verifyFolderJob(root: string, deep: boolean, job: Pick<Job
     const phase = `${name} (${i + 1} of ${parts.length})`;
     const size = log.logSize;
     try {
-      const report = await verifyPartition(log, { deep, signal: job.signal, onProgress: (p) => job.progress({ phase: `verifying ${phase}`, done: before + Math.min(size, p.bytesDone), total, bytes: before + p.bytesDone }) });
+      const report = await verifyPartitionInParallel(log, { ...split, deep, signal: job.signal, onProgress: (p) => job.progress({ phase: `verifying ${phase}`, done: before + Math.min(size, p.bytesDone), total, bytes: before + p.bytesDone }) });
       const recovery = recoveryNeededFinding(log);
       const findings = recovery ? [...report.findings, recovery] : report.findings;
       const counts = countFindings(findings);

@@ -169,7 +169,7 @@ export const logTasks = {
     return { result, facts };
   },
   /** Every partition of the opened folder holding `dir` (its root), verified and its repair planned. */
-  verifyFolder: (a: LogTaskArgs<ParsedReq<'log.verifyFolder'>>, run: TaskRun): Promise<JobResult<'log.verifyFolder'>> => verifyFolderJob(a.root, a.req.deep, jobOf(run)),
+  verifyFolder: (a: LogTaskArgs<ParsedReq<'log.verifyFolder'>>, run: TaskRun): Promise<JobResult<'log.verifyFolder'>> => verifyFolderJob(a.root, a.req.deep, jobOf(run), { runner: scanRunner(), minBytes: scanSplitMinBytes() }),
   search: (a: LogTaskArgs<ParsedReq<'log.search'>>, run: TaskRun): Promise<JobResult<'log.search'>> => {
     let logs: PartitionLog[];
     if (a.req.scope === 'partition') logs = [partitionOf(a)];

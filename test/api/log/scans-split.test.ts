@@ -1,5 +1,5 @@
 /**
- * `log.verify`, `log.countRecords` and `log.holes` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0`
+ * `log.verify`, `log.verifyFolder`, `log.countRecords` and `log.holes` split over segments (issue 16): with `KLX_SCAN_SPLIT_MIN_BYTES=0`
  * the log worker thread running the job reads the partition's segments on the scan pool's threads
  * (threads started from a worker thread); the answer is the one-thread answer (`verifyJob`,
  * `countJob`, `holesJob` without a runner, in this thread), progress is reported and the job can be cancelled.
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobProgressEvent, MethodName } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { countJob, holesJob, verifyJob } from '../../../src-main/api/log/log-jobs.ts';
+import { verifyFolderJob } from '../../../src-main/api/log/log-folder-verify.ts';
 import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
@@ -70,6 +71,15 @@ describe('log.verify, log.countRecords and log.holes split over segments', () =>
     expect(end.ok && end.result).toEqual({ ...expected, stats });
     expect(expected.findings.map((f) => f.code)).toEqual(expect.arrayContaining(['crc-mismatch', 'invalid-tail']));
     expect(progress.at(-1)).toMatchObject({ phase: 'verifying', done: expected.stats.bytes });
+  }, 60_000);
+
+  it('log.verifyFolder: the one-thread rows', async () => {
+    const { end } = await runJob('log.verifyFolder', { dir: join(root, 'a', 'orders-0'), deep: true });
+    expect(end.ok).toBe(true);
+    const expected = await verifyFolderJob(join(root, 'a'), true, { signal: new AbortController().signal, progress: () => {} });
+    expect(end.ok && end.result).toEqual(expected);
+    expect(expected.partitions).toHaveLength(1);
+    expect(expected.partitions[0]!.errors).toBeGreaterThanOrEqual(2);
   }, 60_000);
 
   it('log.countRecords: the one-thread counts, per segment too (a compacted-looking segment, an empty one, a log start inside a segment)', async () => {
