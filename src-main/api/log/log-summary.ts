@@ -15,7 +15,7 @@ import type { LogDirectory } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import { parsePartitionDirName } from '../../engine/files/file-names.ts';
 import { formatConfigValue, type TopicConfigKey } from '../../engine/log/topic-config.ts';
-import { indexFileFindings, quickCheckPartition, readSegmentIndexes, segmentRefs, tailCheckPartition } from '../../engine/log/quick-check.ts';
+import { indexFactsOrThrow, quickCheckPartition, readSegmentIndexes, segmentIndexFacts, segmentRefs, tailCheckPartition, type SegmentIndexesRead } from '../../engine/log/quick-check.ts';
 import type { Finding as EngineFinding } from '../../engine/log/findings.ts';
 import { KlxError } from '../../engine/errors.ts';
 import type { DirtyRatio, Finding, IndexFileInfo, LogDirSummary, PartitionHealth, PartitionSummary, PendingSwaps, SegmentRow, Severity } from '../../../src-shared/log-types.ts';
@@ -38,11 +38,11 @@ const LEFTOVER_CODES = new Set(['leftover-file', 'orphan-index', 'temp-file']);
 /**
  * The quick check plus the tail check of every segment (a cut, garbage or zeroed tail, a CRC failure
  * near the end, reported as verify reports them), never throwing: an unreadable file becomes an
- * error finding naming it.
+ * error finding naming it. `indexes`: the index files as read once for the call (`readPartitionIndexes`).
  */
-function quickCheck(log: PartitionLog): EngineFinding[] {
+function quickCheck(log: PartitionLog, indexes?: readonly SegmentIndexesRead[]): EngineFinding[] {
   try {
-    return [...quickCheckPartition(log), ...tailCheckPartition(log)];
+    return [...quickCheckPartition(log, indexes), ...tailCheckPartition(log)];
   } catch (err) {
     const k = err instanceof KlxError ? err : new KlxError('io-error', String(err));
     return [{ severity: 'error', code: 'corrupt-index', file: k.file ?? log.dir, reason: `the quick check could not read an index file: ${k.reason}`, details: {}, ...(k.position !== undefined ? { position: k.position } : {}) }];
@@ -52,10 +52,11 @@ function quickCheck(log: PartitionLog): EngineFinding[] {
 /**
  * Health badge facts from the quick check plus, when there was one, this session's verify. Before a
  * verify, the CRC failures the records pages met (`crcSeen`) are findings too: the badge never says
- * "CRC not checked" beside a row the table flags.
+ * "CRC not checked" beside a row the table flags. `indexes`: the segments' index files as read once
+ * for the call (`readPartitionIndexes`), read here when absent.
  */
-export function healthOf(log: PartitionLog, verify: VerifyFacts | undefined, crcSeen: readonly Finding[] = []): PartitionHealth {
-  const tail = quickCheck(log).map(findingOf);
+export function healthOf(log: PartitionLog, verify: VerifyFacts | undefined, crcSeen: readonly Finding[] = [], indexes?: readonly SegmentIndexesRead[]): PartitionHealth {
+  const tail = quickCheck(log, indexes).map(findingOf);
   const quick = verify ? tail : [...tail, ...crcSeen.filter((c) => !tail.some((q) => q.code === c.code && q.file === c.file && q.position === c.position))];
   // A verify repeats the quick check's index findings: keep the verify's list when there is one.
   const all: Finding[] = verify ? [...verify.findings, ...quick.filter((q) => !verify.findings.some((v) => v.code === q.code && v.file === q.file && v.position === q.position))] : quick;
@@ -132,8 +133,11 @@ export function dirtyRatioOf(log: PartitionLog): DirtyRatio | null {
   };
 }
 
-/** The summary of one partition (see `partitionSummary` in log-types.ts). */
-export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFacts; counts?: CountFacts; crcSeen?: Finding[] } = {}): PartitionSummary {
+/**
+ * The summary of one partition (see `partitionSummary` in log-types.ts). `indexes`: the segments'
+ * index files as read once for the call (`readPartitionIndexes`, shared with `segmentRowsOf`).
+ */
+export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFacts; counts?: CountFacts; crcSeen?: Finding[] } = {}, indexes?: readonly SegmentIndexesRead[]): PartitionSummary {
   const cfg = log.config;
   return {
     dir: log.dir,
@@ -157,7 +161,7 @@ export function partitionSummaryOf(log: PartitionLog, facts: { verify?: VerifyFa
     leaderEpochs: log.leaderEpochs.map((e) => ({ epoch: e.epoch, startOffset: s(e.startOffset) })),
     problems: log.problems.map(openProblemOf),
     pendingSwaps: pendingSwapsSummaryOf(log),
-    health: healthOf(log, facts.verify, facts.crcSeen),
+    health: healthOf(log, facts.verify, facts.crcSeen, indexes),
     dirtyRatio: dirtyRatioOf(log),
     counts: facts.counts ? { ...facts.counts } : null,
   };
@@ -219,9 +223,10 @@ function iso(ms: number): string {
 /**
  * One row per segment (see `segmentRow` in log-types.ts). Index problems come from Kafka's sanity
  * checks (OffsetIndex/TimeIndex/TransactionIndex.sanityCheck) and the shape checks of the verifier (missing, untrimmed, stale entries); an index file
- * that cannot be read at all is reported as an error on that file.
+ * that cannot be read at all is reported as an error on that file. `indexes`: the index files as
+ * read once for the call (`readPartitionIndexes`, shared with `partitionSummaryOf`), read here when absent.
  */
-export function segmentRowsOf(log: PartitionLog): SegmentRow[] {
+export function segmentRowsOf(log: PartitionLog, indexes?: readonly SegmentIndexesRead[]): SegmentRow[] {
   const refs = segmentRefs(log);
   const logStart = log.logStartOffset;
   const cleanShutdown = log.startupCleanShutdown;
@@ -234,14 +239,14 @@ export function segmentRowsOf(log: PartitionLog): SegmentRow[] {
     let lastTimeIndexTs: bigint | null = null;
     let timeIndexSound = false;
     try {
-      const parsed = readSegmentIndexes(ref);
-      problems = indexFileFindings(ref, parsed, cleanShutdown).map(findingOf);
-      indexEntries = parsed.index?.entries.length ?? 0;
-      timeEntries = parsed.timeindex?.entries.length ?? 0;
-      txnEntries = parsed.txnindex?.entries.length ?? 0;
-      const te = parsed.timeindex?.entries;
-      if (te && te.length > 0) lastTimeIndexTs = te[te.length - 1]!.timestamp;
-      timeIndexSound = parsed.timeindex !== null && parsed.timeindex.problems.every((p) => !p.kafkaCorrupt && p.kind !== 'stale-entries');
+      const read = indexes?.[i];
+      const facts = read ? indexFactsOrThrow(read) : segmentIndexFacts(ref, readSegmentIndexes(ref), cleanShutdown);
+      problems = facts.findings.map(findingOf);
+      indexEntries = facts.indexEntries;
+      timeEntries = facts.timeEntries;
+      txnEntries = facts.txnEntries;
+      lastTimeIndexTs = facts.lastTimeIndexTs;
+      timeIndexSound = facts.timeIndexSound;
     } catch (err) {
       const k = err instanceof KlxError ? err : new KlxError('io-error', String(err));
       problems = [{ severity: 'error', code: 'corrupt-index', file: k.file ?? ref.indexPath, reason: `cannot read: ${k.reason}`, details: {}, ...(k.position !== undefined ? { position: k.position } : {}) }];

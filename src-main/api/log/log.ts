@@ -29,6 +29,7 @@ import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { logCacheOf } from '../core/log-cache.ts';
 import { logPool, type ExportTaskReq, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
 import { logDirSummaryOf, partitionSummaryOf, segmentRowsOf } from './log-summary.ts';
+import { readPartitionIndexes } from '../../engine/log/quick-check.ts';
 import type { ApiContext, CallContext, DomainHandlers, JobContext } from '../core/types.ts';
 
 /** Builds the `log.*` handlers. */
@@ -125,7 +126,9 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
     /** Summary and segment rows of one partition. */
     'log.partition': async (req, call) => {
       const log = await partitionAt(req.dir, call);
-      return { partition: partitionSummaryOf(log, cache.facts(log.dir)), segments: segmentRowsOf(log) };
+      // Each segment's index files are read and parsed once for both (the quick check, the rows, the tail check).
+      const indexes = readPartitionIndexes(log);
+      return { partition: partitionSummaryOf(log, cache.facts(log.dir), indexes), segments: segmentRowsOf(log, indexes) };
     },
 
     'log.batches': async (req, call) => inWorker('batches', req, call),

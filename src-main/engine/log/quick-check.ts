@@ -82,6 +82,64 @@ export function readSegmentIndexes(ref: SegmentFilesRef): ParsedIndexes {
 }
 
 /**
+ * What the explorer needs of one segment's index files: their findings ({@link indexFileFindings})
+ * and the entry counts and last time-index timestamp of its segment row.
+ */
+export interface SegmentIndexFacts {
+  findings: Finding[];
+  indexEntries: number;
+  timeEntries: number;
+  txnEntries: number;
+  /** The time index's last entry's timestamp, or null without entries. */
+  lastTimeIndexTs: bigint | null;
+  /** The time index exists, passes Kafka's TimeIndex.sanityCheck and has no stale slots. */
+  timeIndexSound: boolean;
+}
+
+/** The {@link SegmentIndexFacts} of parsed index files. */
+export function segmentIndexFacts(ref: SegmentFilesRef, parsed: ParsedIndexes, cleanShutdown: boolean): SegmentIndexFacts {
+  const te = parsed.timeindex?.entries;
+  return {
+    findings: indexFileFindings(ref, parsed, cleanShutdown),
+    indexEntries: parsed.index?.entries.length ?? 0,
+    timeEntries: te?.length ?? 0,
+    txnEntries: parsed.txnindex?.entries.length ?? 0,
+    lastTimeIndexTs: te && te.length > 0 ? te[te.length - 1]!.timestamp : null,
+    timeIndexSound: parsed.timeindex !== null && parsed.timeindex.problems.every((p) => !p.kafkaCorrupt && p.kind !== 'stale-entries'),
+  };
+}
+
+/** One segment's index facts as read once for a call, or what reading its index files threw. */
+export type SegmentIndexesRead = { facts: SegmentIndexFacts; error?: undefined } | { facts?: undefined; error: unknown };
+
+/**
+ * Reads every segment's index files once (in {@link segmentRefs} order) for one call (the explorer's
+ * partition summary and segment rows), so that the quick check and the segment rows share one parse
+ * instead of each parsing every file. Only the facts are kept, a segment at a time: the parsed
+ * entries of a whole partition (hundreds of thousands of objects) held across the call cost more in
+ * garbage collection than parsing twice. A file that cannot be read is kept as its error, thrown
+ * where it is used as a fresh read would throw it. (The tail check and `lastBatch` use the segment's
+ * own `offsetIndex()`, bounded by the `.log` size and cached on the `LogSegment`: read once per opened
+ * partition, not per call.)
+ */
+export function readPartitionIndexes(log: PartitionLog): SegmentIndexesRead[] {
+  const cleanShutdown = log.startupCleanShutdown;
+  return segmentRefs(log).map((ref) => {
+    try {
+      return { facts: segmentIndexFacts(ref, readSegmentIndexes(ref), cleanShutdown) };
+    } catch (error) {
+      return { error };
+    }
+  });
+}
+
+/** The facts of one read, or what reading the index files threw, thrown again. */
+export function indexFactsOrThrow(read: SegmentIndexesRead): SegmentIndexFacts {
+  if (read.facts) return read.facts;
+  throw read.error;
+}
+
+/**
  * Severity of a preallocated, untrimmed index: normal (info) for the active segment after an unclean
  * stop, which recovery trims; a warning anywhere else (closed segments and clean shutdowns trim them).
  */
@@ -355,13 +413,18 @@ export function logDirFindings(d: LogDirectory): Finding[] {
  * @returns findings; `details.kafkaRebuild` is true where a broker would recover the segment and
  *   rebuild its indexes at startup whatever the recovery point (`LogLoader.loadSegmentFiles`: a
  *   missing `.index`, or a `.txnindex` failing `TransactionIndex.sanityCheck`).
+ * @param indexes the segments' index files as read once for the call ({@link readPartitionIndexes});
+ *   read here when absent.
  * @throws KlxError `io-error` when an index file exists but cannot be read.
  */
-export function quickCheckPartition(log: PartitionLog): Finding[] {
+export function quickCheckPartition(log: PartitionLog, indexes?: readonly SegmentIndexesRead[]): Finding[] {
   const out = folderFindings(log);
   const cleanShutdown = log.startupCleanShutdown;
-  for (const ref of segmentRefs(log)) {
-    for (const f of indexFileFindings(ref, readSegmentIndexes(ref), cleanShutdown)) {
+  for (const [i, ref] of segmentRefs(log).entries()) {
+    const read = indexes?.[i];
+    // Copies: the shared findings stay as indexFileFindings made them (the segment rows show them too).
+    const found = read ? indexFactsOrThrow(read).findings.map((f) => ({ ...f, details: { ...f.details } })) : indexFileFindings(ref, readSegmentIndexes(ref), cleanShutdown);
+    for (const f of found) {
       f.details.kafkaRebuild = f.code === 'missing-index' || (f.code === 'corrupt-index' && f.details.kind === 'txn-last-offset-below-base');
       out.push(f);
     }
