@@ -13,11 +13,12 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { encodeControlKey, encodeEndTxnMarkerValue } from '../../../src-main/engine/format/control.ts';
 import { scanLogFile } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
-import { holesSegmentTask, scanHoles, scanHolesInParallel, type HolesSegmentArgs } from '../../../src-main/engine/log/holes.ts';
+import { holesSegmentTask, scanHoles, scanHolesInParallel } from '../../../src-main/engine/log/holes.ts';
 import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import type { SegmentTaskRunner } from '../../../src-main/engine/log/segment-tasks.ts';
 import { closeScanPool, scanRunner } from '../../../src-main/api/log/scan-pool.ts';
+import { inThisThread as inThisThreadRunner } from '../../support/segment-runner.ts';
 import { buildPartition, rec, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
 
@@ -34,21 +35,7 @@ afterAll(() => closeScanPool());
 
 const name = (base: number, suffix: string) => `${String(base).padStart(20, '0')}${suffix}`;
 
-function inThisThread(threads: number, seed = 1): SegmentTaskRunner & { calls: number } {
-  let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) % 7);
-  const runner = {
-    threads,
-    calls: 0,
-    run: async <R,>(kind: string, args: unknown, opts: { signal: AbortSignal; onBytes: (b: number) => void }): Promise<R> => {
-      if (kind !== 'holesSegment') throw new Error(kind);
-      runner.calls++;
-      await new Promise((r) => setTimeout(r, rand()));
-      return structuredClone(await holesSegmentTask(structuredClone(args) as HolesSegmentArgs, { signal: opts.signal, onBytes: opts.onBytes })) as R;
-    },
-  };
-  return runner;
-}
+const inThisThread = (threads: number, seed = 1) => inThisThreadRunner('holesSegment', holesSegmentTask, threads, seed);
 
 async function collect(gen: AsyncIterable<unknown>): Promise<unknown[]> {
   const out: unknown[] = [];

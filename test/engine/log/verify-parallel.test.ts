@@ -16,8 +16,9 @@ import { allPartitions, openPath } from '../../../src-main/engine/log/log-dir.ts
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
 import type { SegmentTaskRunner } from '../../../src-main/engine/log/segment-tasks.ts';
 import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
-import { verifyPartitionInParallel, verifySegmentTask, type VerifySegmentArgs } from '../../../src-main/engine/log/verify-parallel.ts';
+import { verifyPartitionInParallel, verifySegmentTask } from '../../../src-main/engine/log/verify-parallel.ts';
 import { closeScanPool, scanRunner } from '../../../src-main/api/log/scan-pool.ts';
+import { inThisThread as inThisThreadRunner } from '../../support/segment-runner.ts';
 import { buildPartition, rec, tempDir } from '../../support/log-builder.ts';
 import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-data.ts';
 
@@ -34,22 +35,7 @@ afterAll(() => closeScanPool());
 
 const name = (base: number, suffix: string) => `${String(base).padStart(20, '0')}${suffix}`;
 
-/** A runner calling the segment task in this thread (through a structured clone, as a thread would), finishing tasks in a shuffled order. */
-function inThisThread(threads: number, seed = 1): SegmentTaskRunner & { calls: number } {
-  let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) % 7);
-  const runner = {
-    threads,
-    calls: 0,
-    run: async <R,>(kind: string, args: unknown, opts: { signal: AbortSignal; onBytes: (b: number) => void }): Promise<R> => {
-      if (kind !== 'verifySegment') throw new Error(kind);
-      runner.calls++;
-      await new Promise((r) => setTimeout(r, rand()));
-      return structuredClone(await verifySegmentTask(structuredClone(args) as VerifySegmentArgs, { signal: opts.signal, onBytes: opts.onBytes })) as R;
-    },
-  };
-  return runner;
-}
+const inThisThread = (threads: number, seed = 1) => inThisThreadRunner('verifySegment', verifySegmentTask, threads, seed);
 
 /** Both reports, deep-equal, and the one-thread one. */
 async function same(dir: string, runner: SegmentTaskRunner, deep = true) {
