@@ -26,21 +26,21 @@
  * The load average is printed before and after: other processes running meanwhile make the wall
  * times noisy (CPU times much less so).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { ensureRendererBuilt, RENDERER_DIR } from '../src-main/bridge/build.ts';
 import { startBridge, type Bridge } from '../src-main/bridge/server.ts';
 import { generateManyPartitions } from '../test/e2e/explorer/many-partitions.ts';
 import { mainThreadTasks } from './chrome-trace.ts';
-import { fmt3, fmtInt, loadLine, median, printTable, type BenchOptions } from './lib.ts';
+import { cachedMeta, fmt3, fmtInt, loadLine, median, printTable, type BenchOptions } from './lib.ts';
 
 /** Bump when the data layout changes so old data is regenerated. */
 const GENERATOR = 1;
 const TREE_GOAL_MS = 300;
 
 interface DataMeta {
-  generator: number;
+  params: { generator: number };
   logDir: string;
   partitions: number;
   segments: number;
@@ -49,19 +49,18 @@ interface DataMeta {
 function ensureData(dataDir: string): DataMeta {
   const dir = join(dataDir, 'tree-500');
   const metaFile = join(dir, 'meta.json');
-  if (existsSync(metaFile)) {
-    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as DataMeta;
-    if (meta.generator === GENERATOR && existsSync(meta.logDir)) {
-      console.log(`data: reusing ${dir}`);
-      return meta;
-    }
+  const params = { generator: GENERATOR };
+  const had = cachedMeta<DataMeta>(metaFile, params);
+  if (had && existsSync(had.logDir)) {
+    console.log(`data: reusing ${dir}`);
+    return had;
   }
   console.log(`data: generating 500 partitions × 2 segments into ${dir} (once; reused by later runs)`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const logDir = join(dir, 'broker-1');
   const g = generateManyPartitions(logDir);
-  const meta: DataMeta = { generator: GENERATOR, logDir, partitions: g.partitions, segments: g.segments };
+  const meta: DataMeta = { params, logDir, partitions: g.partitions, segments: g.segments };
   writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   return meta;
 }
