@@ -30,6 +30,11 @@ export type IndexProblemKind =
   | 'last-timestamp-below-first'
   /** Non-zero slots after the real entries that break the ordering rules (stale after a crash). */
   | 'stale-entries'
+  /**
+   * One slot out of order while the others keep the ordering: the first slot, one in the middle
+   * (the slots after it are in order again with the one before it) or the last one of a trimmed file.
+   */
+  | 'out-of-order-slot'
   /** A transaction-index entry whose last offset is below the base offset (Kafka: corrupt). */
   | 'txn-last-offset-below-base'
   /** A transaction-index entry with a version Kafka does not know (Kafka: error, TransactionIndex's iterator throws). */
@@ -56,6 +61,12 @@ export interface IndexProblem {
    * at startup only before 2.3 (KAFKA-7283). False for what only this reader detects.
    */
   kafkaCorrupt: boolean;
+  /**
+   * `out-of-order-slot` only: `slot` (0-based), `where` (`first`, `middle`, `last`), the slot's fields
+   * and its neighbours' (`slotEntry`, `before`, `after`: {@link IndexSlotFormat.fields}, null when
+   * there is no such slot), `inOrderAfter` (how many non-zero slots follow it, all in order).
+   */
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -138,8 +149,14 @@ export interface IndexSlotFormat<E> {
   noun: string;
   /** The slot's relative offset (int32 as stored). */
   relativeOffset(view: DataView, slot: number): number;
-  /** Whether slot `i` continues the real entries (see {@link splitSlots}); `i − 1` is one already. */
-  isValidNext(view: DataView, slot: number): boolean;
+  /**
+   * Whether slot `slot` may come right after slot `prev` in this kind's ordering (`prev` −1: whether
+   * it may be the first entry). With `prev = slot − 1` it says whether the slot continues the real
+   * entries (see {@link splitSlots}).
+   */
+  follows(view: DataView, slot: number, prev: number): boolean;
+  /** The slot's fields as JSON-safe numbers (offset index: relativeOffset, position; time index: timestamp, relativeOffset). */
+  fields(view: DataView, slot: number): Record<string, number | string>;
   /** The entry held by slot `i`. */
   entry(view: DataView, slot: number, baseOffset: bigint): E;
   /**
@@ -160,7 +177,7 @@ export function parseIndexSlots<E>(buf: Uint8Array, baseOffset: bigint, file: st
   const size = format.entrySize;
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const slots = Math.floor(buf.length / size);
-  const split = splitSlots(buf, size, slots, (i) => format.isValidNext(view, i));
+  const split = splitSlots(buf, size, slots, (i) => format.follows(view, i, i - 1));
   const entries: E[] = new Array(split.valid);
   for (let i = 0; i < split.valid; i++) entries[i] = format.entry(view, i, baseOffset);
   const trailingBytes = buf.length % size;
@@ -182,17 +199,81 @@ export function parseIndexSlots<E>(buf: Uint8Array, baseOffset: bigint, file: st
   };
   const problems: IndexProblem[] = [];
   for (const p of slots > 0 ? format.kafkaChecks(s) : [sizeNotMultiple()]) if (p) problems.push(p);
-  if (split.stale > 0) {
-    problems.push({
-      kind: 'stale-entries',
-      file,
-      position: split.valid * size,
-      reason: `${split.stale} entr${split.stale === 1 ? 'y' : 'ies'} after the ${split.valid} valid one${split.valid === 1 ? '' : 's'} break the ordering (stale data after a crash?)`,
-      kafkaCorrupt: false,
-    });
-  }
+  if (split.stale > 0) problems.push(outOfOrderProblem(view, split, file, format) ?? staleProblem(split, file, size));
   return { baseOffset, entries, fileSize: buf.length, staleEntries: split.stale, trailingZeroEntries: split.zeros, trailingBytes, problems };
 }
+
+/** The `stale-entries` problem: the slots after the real entries break the ordering and do not resume it. */
+function staleProblem(split: SlotSplit, file: string, size: number): IndexProblem {
+  return {
+    kind: 'stale-entries',
+    file,
+    position: split.valid * size,
+    reason: `${split.stale} entr${split.stale === 1 ? 'y' : 'ies'} after the ${split.valid} valid one${split.valid === 1 ? '' : 's'} break${split.stale === 1 ? 's' : ''} the ordering (stale data after a crash?)`,
+    kafkaCorrupt: false,
+  };
+}
+
+/**
+ * The `out-of-order-slot` problem when the slots that break the ordering are one slot and not a
+ * stale tail: the first slot (slots 1.. are in order), a middle slot k (slot k + 1 follows slot k − 1
+ * and the slots after it are in order), or the last slot of a file without a zero tail (a trimmed
+ * file: a crash leaves stale slots only in a preallocated one). Null otherwise.
+ */
+function outOfOrderProblem<E>(view: DataView, split: SlotSplit, file: string, format: IndexSlotFormat<E>): IndexProblem | null {
+  const k = split.valid;
+  const end = split.valid + split.stale; // the first zero-tail slot
+  /** Whether slots from..end−1 are in order, slot `from` coming after slot `prev`. */
+  const inOrder = (from: number, prev: number): boolean => {
+    for (let i = from; i < end; i++) if (!format.follows(view, i, i === from ? prev : i - 1)) return false;
+    return true;
+  };
+  let bad: number;
+  let where: 'first' | 'middle' | 'last';
+  if (k >= 1 && end - k >= 2 && inOrder(k + 1, k - 1)) {
+    bad = k;
+    where = 'middle';
+  } else if (k <= 1 && end >= 2 + k && inOrder(1, -1)) {
+    bad = 0;
+    where = 'first';
+  } else if (k >= 1 && end - k === 1 && split.zeros === 0) {
+    bad = k;
+    where = 'last';
+  } else {
+    return null;
+  }
+  const size = format.entrySize;
+  const text = (i: number): string =>
+    Object.entries(format.fields(view, i))
+      .map(([name, v]) => `${FIELD_WORDS[name] ?? name} ${v}`)
+      .join(', ');
+  const inOrderAfter = end - bad - 1;
+  const self = `slot ${bad} (byte ${bad * size}: ${text(bad)})`;
+  const reason =
+    where === 'middle'
+      ? `${self} is out of order between slot ${bad - 1} (${text(bad - 1)}) and slot ${bad + 1} (${text(bad + 1)}); the ${inOrderAfter} entr${inOrderAfter === 1 ? 'y' : 'ies'} after it ${inOrderAfter === 1 ? 'is' : 'are'} in order again`
+      : where === 'first'
+        ? `the first ${self} does not come before slot 1 (${text(1)}); the ${inOrderAfter} entr${inOrderAfter === 1 ? 'y' : 'ies'} after it ${inOrderAfter === 1 ? 'is' : 'are'} in order`
+        : `the last ${self} does not come after slot ${bad - 1} (${text(bad - 1)}); the ${bad} entr${bad === 1 ? 'y' : 'ies'} before it ${bad === 1 ? 'is' : 'are'} in order`;
+  return {
+    kind: 'out-of-order-slot',
+    file,
+    position: bad * size,
+    reason,
+    kafkaCorrupt: false,
+    details: {
+      slot: bad,
+      where,
+      slotEntry: format.fields(view, bad),
+      before: bad > 0 ? format.fields(view, bad - 1) : null,
+      after: bad + 1 < end ? format.fields(view, bad + 1) : null,
+      inOrderAfter,
+    },
+  };
+}
+
+/** How the texts name the fields of {@link IndexSlotFormat.fields}. */
+const FIELD_WORDS: Record<string, string> = { relativeOffset: 'relative offset', position: 'position', timestamp: 'timestamp' };
 
 /** Options every slot-array index reader takes. */
 export interface IndexReadOptions {

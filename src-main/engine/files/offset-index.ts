@@ -73,14 +73,15 @@ function offsetIndexFormat(logSize: number | undefined): IndexSlotFormat<OffsetI
     entrySize: OFFSET_INDEX_ENTRY_SIZE,
     noun: 'index',
     relativeOffset: rel,
-    isValidNext: (view, i) => {
+    follows: (view, i, prev) => {
       const r = rel(view, i);
       const p = pos(view, i);
       if (r < 0 || p < 0) return false;
-      if (logSize !== undefined && p >= logSize && !(p === 0 && i === 0)) return false;
-      if (i === 0) return true;
-      return r > rel(view, i - 1) && p > pos(view, i - 1);
+      if (logSize !== undefined && p >= logSize && !(p === 0 && prev < 0)) return false;
+      if (prev < 0) return true;
+      return r > rel(view, prev) && p > pos(view, prev);
     },
+    fields: (view, i) => ({ relativeOffset: rel(view, i), position: pos(view, i) }),
     entry: (view, i, baseOffset) => {
       const r = rel(view, i);
       return { offset: baseOffset + BigInt(r), relativeOffset: r, position: pos(view, i) };

@@ -59,10 +59,14 @@ const TIME_INDEX_FORMAT: IndexSlotFormat<TimeIndexEntry> = {
   entrySize: TIME_INDEX_ENTRY_SIZE,
   noun: 'time index',
   relativeOffset: rel,
-  isValidNext: (view, i) => {
+  follows: (view, i, prev) => {
     if (ts(view, i) < 0n || rel(view, i) < 0) return false;
-    if (i === 0) return true;
-    return ts(view, i) > ts(view, i - 1) && rel(view, i) >= rel(view, i - 1);
+    if (prev < 0) return true;
+    return ts(view, i) > ts(view, prev) && rel(view, i) >= rel(view, prev);
+  },
+  fields: (view, i) => {
+    const t = ts(view, i);
+    return { timestamp: t >= BigInt(Number.MIN_SAFE_INTEGER) && t <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(t) : String(t), relativeOffset: rel(view, i) };
   },
   entry: (view, i, baseOffset) => {
     const r = rel(view, i);

@@ -37,6 +37,7 @@ export const FINDING_CODES = {
   'corrupt-index': 'an index file that fails Kafka\'s own sanity check (a broker rebuilds it when it recovers the segment: LogSegment.recover, for the segments LogLoader.recoverLog recovers; LogSegment.sanityCheck does not run this check at startup)',
   'untrimmed-index': 'an index file still at its preallocated length (zero slots after the entries)',
   'stale-index-entries': 'index slots after the real entries that break the ordering (left over after a crash)',
+  'index-slot-out-of-order': 'one offset- or time-index slot out of order (the first, one in the middle with the slots after it in order again, or the last of a trimmed file)',
   'index-entry-not-batch-start': 'an offset-index entry whose position is not where a batch starts',
   'index-entry-past-end': 'an offset-index entry whose position is at or after the end of the .log',
   'index-entry-below-batch': 'an offset-index entry naming an offset below the batch at its position (lookups would skip records)',

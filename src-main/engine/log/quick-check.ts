@@ -92,7 +92,7 @@ export interface SegmentIndexFacts {
   txnEntries: number;
   /** The time index's last entry's timestamp, or null without entries. */
   lastTimeIndexTs: bigint | null;
-  /** The time index exists, passes Kafka's TimeIndex.sanityCheck and has no stale slots. */
+  /** The time index exists, passes Kafka's TimeIndex.sanityCheck and has no stale or out-of-order slots. */
   timeIndexSound: boolean;
 }
 
@@ -105,7 +105,7 @@ export function segmentIndexFacts(ref: SegmentFilesRef, parsed: ParsedIndexes, c
     timeEntries: te?.length ?? 0,
     txnEntries: parsed.txnindex?.entries.length ?? 0,
     lastTimeIndexTs: te && te.length > 0 ? te[te.length - 1]!.timestamp : null,
-    timeIndexSound: parsed.timeindex !== null && parsed.timeindex.problems.every((p) => !p.kafkaCorrupt && p.kind !== 'stale-entries'),
+    timeIndexSound: parsed.timeindex !== null && parsed.timeindex.problems.every((p) => !p.kafkaCorrupt && p.kind !== 'stale-entries' && p.kind !== 'out-of-order-slot'),
   };
 }
 
@@ -179,6 +179,8 @@ export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, c
             p.position,
           ),
         );
+      } else if (p.kind === 'out-of-order-slot') {
+        out.push(finding(ref.isActive && !cleanShutdown ? 'warning' : 'error', 'index-slot-out-of-order', file, `${p.reason}. ${outOfOrderSlotConsequence(kind, p.details?.['where'] === 'last')}`, { ...base, ...p.details }, p.position));
       } else if (p.kafkaCorrupt) {
         // A preallocated time index reads as "last timestamp 0 below the first": that is the
         // untrimmed file, reported once below.
@@ -209,6 +211,24 @@ export function indexFileFindings(ref: SegmentFilesRef, parsed: ParsedIndexes, c
     for (const p of parsed.txnindex.problems) out.push(txnProblemFinding(ref.txnindex, p, base));
   }
   return out;
+}
+
+/**
+ * What a broker does with an offset or time index holding one slot out of order (OffsetIndex,
+ * TimeIndex, AbstractIndex, LogSegment, LogLoader), and what `klx repair` does.
+ * @param kind `OffsetIndex` or `TimeIndex`; @param last whether the slot is the file's last.
+ */
+function outOfOrderSlotConsequence(kind: string, last: boolean): string {
+  const checks =
+    kind === 'OffsetIndex'
+      ? "OffsetIndex.sanityCheck looks only at the last slot's offset (not below the base offset) and the file length"
+      : "TimeIndex.sanityCheck looks only at the last slot (timestamp not below the first slot's, offset not below the base offset) and the file length";
+  const lookups =
+    kind === 'OffsetIndex'
+      ? 'offset lookups binary-search all slots (AbstractIndex.largestLowerBoundSlotFor, OffsetIndex.lookup), so a lookup that lands on this slot starts reading the .log at its position instead of the right one'
+      : 'timestamp lookups binary-search all slots (AbstractIndex.largestLowerBoundSlotFor, TimeIndex.lookup), so a lookup that lands on this slot starts from its offset instead of the right one' +
+        (last ? ", and the segment's largest timestamp, which time retention uses, is read from this last slot (TimeIndex.lastEntry, LogSegment.readMaxTimestampAndOffsetSoFar)" : '');
+  return `A broker loads the index as it is: ${checks}, and LogSegment.sanityCheck skips even that at startup; ${lookups}. It rebuilds the index from the .log only when it recovers the segment (LogSegment.recover, for segments at or after the recovery point after an unclean shutdown: LogLoader.recoverLog). klx repair rebuilds it from the .log (every entry, trimmed)`;
 }
 
 function txnProblemFinding(file: string, p: IndexProblem, base: Record<string, unknown>): Finding {

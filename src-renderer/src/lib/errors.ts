@@ -115,6 +115,8 @@ export function hintFor(code: string, where: 'verify' | 'elsewhere' = 'elsewhere
     // LogSegment.onBecomeInactiveSegment and close trim the indexes (AbstractIndex.trimToValidSize).
     'untrimmed-index': 'The index is still at its preallocated size; a broker trims it on roll or clean shutdown. `klx repair` trims it.',
     'stale-index-entries': 'Entries left after a crash; `klx repair` rebuilds the index.',
+    // AbstractIndex.largestLowerBoundSlotFor binary-searches every slot; LogSegment.recover rebuilds the index only for recovered segments.
+    'index-slot-out-of-order': 'One index slot is out of order; a broker\'s lookups may land on it. `klx repair` rebuilds the index from the .log.',
     // LogLoader.removeTempFilesAndCollectSwapFiles: valid .swap files completed, invalid ones, .cleaned and .deleted deleted.
     'leftover-file': 'Left by an interrupted cleaner or deletion; a broker finishes or deletes it at startup. `klx repair` does the same after a preview.',
     'orphan-index': 'An index without its .log; a broker deletes it at startup.',

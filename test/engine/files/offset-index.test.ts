@@ -95,7 +95,8 @@ describe('reading an offset index', () => {
   });
 
   it('stops at stale entries after a crash and reports them separately from the zero tail', () => {
-    const buf = Buffer.concat([slots([10, 5000], [20, 9000], [15, 7000], [25, 12000]), Buffer.alloc(24)]);
+    // After a truncation the slots past the write position keep older entries: neither in order with the real ones nor resuming them.
+    const buf = Buffer.concat([slots([10, 5000], [20, 9000], [15, 7000], [17, 8000]), Buffer.alloc(24)]);
     const idx = parseOffsetIndex(buf, 1000n, { file: 'a.index' });
     expect(idx.entries.map((e) => e.offset)).toEqual([1010n, 1020n]);
     expect(idx.staleEntries).toBe(2);
@@ -104,6 +105,39 @@ describe('reading an offset index', () => {
       { kind: 'stale-entries', file: 'a.index', position: 16, reason: '2 entries after the 2 valid ones break the ordering (stale data after a crash?)', kafkaCorrupt: false },
     ]);
     expect(() => assertKafkaSane(idx)).not.toThrow();
+  });
+
+  it('one slot out of order in the middle, with the slots after it in order again, is named as one slot, not as a stale tail', () => {
+    const buf = Buffer.concat([slots([10, 5000], [20, 9000], [15, 7000], [25, 12000], [30, 15000]), Buffer.alloc(24)]);
+    const idx = parseOffsetIndex(buf, 1000n, { file: 'a.index' });
+    // The real entries stay the prefix before the bad slot; the slot and what follows are reported.
+    expect(idx.entries.map((e) => e.offset)).toEqual([1010n, 1020n]);
+    expect(idx.staleEntries).toBe(3);
+    expect(idx.problems).toEqual([
+      {
+        kind: 'out-of-order-slot',
+        file: 'a.index',
+        position: 16,
+        reason: 'slot 2 (byte 16: relative offset 15, position 7000) is out of order between slot 1 (relative offset 20, position 9000) and slot 3 (relative offset 25, position 12000); the 2 entries after it are in order again',
+        kafkaCorrupt: false,
+        details: { slot: 2, where: 'middle', slotEntry: { relativeOffset: 15, position: 7000 }, before: { relativeOffset: 20, position: 9000 }, after: { relativeOffset: 25, position: 12000 }, inOrderAfter: 2 },
+      },
+    ]);
+  });
+
+  it('a bad first slot and a bad last slot of a trimmed file are named as such', () => {
+    const first = parseOffsetIndex(slots([90, 40000], [10, 5000], [20, 9000], [30, 15000]), 0n, { file: 'b.index' });
+    expect(first.problems.map((p) => [p.kind, p.position, p.reason, p.details?.['where'], p.details?.['inOrderAfter']])).toEqual([
+      ['out-of-order-slot', 0, 'the first slot 0 (byte 0: relative offset 90, position 40000) does not come before slot 1 (relative offset 10, position 5000); the 3 entries after it are in order', 'first', 3],
+    ]);
+    const last = parseOffsetIndex(slots([10, 5000], [20, 9000], [30, 15000], [5, 100]), 0n, { file: 'c.index' });
+    expect(last.entries).toHaveLength(3);
+    expect(last.problems.map((p) => [p.kind, p.position, p.reason, p.details?.['where']])).toEqual([
+      ['out-of-order-slot', 24, 'the last slot 3 (byte 24: relative offset 5, position 100) does not come after slot 2 (relative offset 30, position 15000); the 3 entries before it are in order', 'last'],
+    ]);
+    // The same last slot in a preallocated file (zeros after it) may be a crash's stale slot: stale wording.
+    const preallocated = parseOffsetIndex(Buffer.concat([slots([10, 5000], [20, 9000], [30, 15000], [5, 100]), Buffer.alloc(16)]), 0n, { file: 'd.index' });
+    expect(preallocated.problems.map((p) => [p.kind, p.reason])).toEqual([['stale-entries', '1 entry after the 3 valid ones breaks the ordering (stale data after a crash?)']]);
   });
 
   it('an entry whose position does not increase, or is 0 after the first, ends the valid entries', () => {

@@ -90,6 +90,31 @@ describe('reading a time index', () => {
     ]);
   });
 
+  it('one slot out of order (middle, first, last of a trimmed file) is named with its neighbours', () => {
+    const t = (n: bigint) => Number(TS + n);
+    const middle = parseTimeIndex(slots([TS, 5], [TS + 10n, 20], [TS + 5n, 30], [TS + 20n, 40], [TS + 30n, 50]), 0n, { file: 'm.timeindex' });
+    expect(middle.problems).toEqual([
+      {
+        kind: 'out-of-order-slot',
+        file: 'm.timeindex',
+        position: 24,
+        reason: `slot 2 (byte 24: timestamp ${t(5n)}, relative offset 30) is out of order between slot 1 (timestamp ${t(10n)}, relative offset 20) and slot 3 (timestamp ${t(20n)}, relative offset 40); the 2 entries after it are in order again`,
+        kafkaCorrupt: false,
+        details: { slot: 2, where: 'middle', slotEntry: { timestamp: t(5n), relativeOffset: 30 }, before: { timestamp: t(10n), relativeOffset: 20 }, after: { timestamp: t(20n), relativeOffset: 40 }, inOrderAfter: 2 },
+      },
+    ]);
+    const first = parseTimeIndex(slots([TS + 99n, 5], [TS, 10], [TS + 1n, 20]), 0n, { file: 'f.timeindex' });
+    // Its last timestamp is below the first slot's: Kafka's own TimeIndex.sanityCheck fails too.
+    expect(first.problems.map((p) => [p.kind, p.position, p.reason])).toEqual([
+      ['last-timestamp-below-first', 24, `last timestamp ${t(1n)} (slot 2) is less than the first timestamp ${t(99n)}`],
+      ['out-of-order-slot', 0, `the first slot 0 (byte 0: timestamp ${t(99n)}, relative offset 5) does not come before slot 1 (timestamp ${t(0n)}, relative offset 10); the 2 entries after it are in order`],
+    ]);
+    const last = parseTimeIndex(slots([TS, 5], [TS + 1n, 10], [TS + 2n, 3]), 0n, { file: 'l.timeindex' });
+    expect(last.problems.map((p) => [p.kind, p.position, p.reason])).toEqual([
+      ['out-of-order-slot', 24, `the last slot 2 (byte 24: timestamp ${t(2n)}, relative offset 3) does not come after slot 1 (timestamp ${t(1n)}, relative offset 10); the 2 entries before it are in order`],
+    ]);
+  });
+
   it('a negative timestamp is never a real entry', () => {
     expect(parseTimeIndex(slots([-1n, 0]), 0n).entries).toEqual([]);
   });

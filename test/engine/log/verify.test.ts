@@ -173,7 +173,7 @@ describe('verifyPartition: offset and time index entries', () => {
     );
     const report = await verifyPartition(PartitionLog.open(dir));
     expect(report.findings.map((f) => [f.severity, f.code, f.position, f.file.endsWith('.index')])).toEqual([
-      ['error', 'stale-index-entries', 40, true], // a trimmed index of a cleanly closed segment: corruption, not a crash leftover
+      ['error', 'index-slot-out-of-order', 40, true], // the last slot of a trimmed index of a cleanly closed segment: corruption, not a crash leftover
       ['info', 'index-entry-older-broker', 0, true],
       ['error', 'index-entry-not-batch-start', 8, true],
       ['error', 'index-entry-below-batch', 16, true],
@@ -230,6 +230,57 @@ describe('verifyPartition: offset and time index entries', () => {
     writeFileSync(tix, timeIndexBytes([[1002, 1], [2002, 12], [2005, 30]]));
     const again = await verifyPartition(PartitionLog.open(dir));
     expect(again.findings.map((f) => [f.severity, f.code, f.position])).toEqual([['error', 'time-index-entry-past-end', 24]]);
+  });
+
+  it('one .index slot out of order in the middle is named with its neighbours and what a broker does with it; repair rebuilds the index', async () => {
+    const { dir } = cleanPartition();
+    // The broker-style index of segment 200: (29, 6382) (49, 12764) ... (189, 57438), 9 slots; slot 4 was (109, 31910).
+    const idx = readFileSync(join(dir, name(200, '.index')));
+    expect([idx.length, idx.readInt32BE(32), idx.readInt32BE(36)]).toEqual([72, 109, 31910]);
+    idx.writeInt32BE(9, 32);
+    idx.writeInt32BE(3191, 36);
+    writeFileSync(join(dir, name(200, '.index')), idx);
+    const report = await verifyPartition(PartitionLog.open(dir));
+    expect(brief(report.findings)).toEqual([['error', 'index-slot-out-of-order', 32]]);
+    const f = report.findings[0]!;
+    expect(f.reason).toBe(
+      'slot 4 (byte 32: relative offset 9, position 3191) is out of order between slot 3 (relative offset 89, position 25528) and slot 5 (relative offset 129, position 38292); the 4 entries after it are in order again. ' +
+        "A broker loads the index as it is: OffsetIndex.sanityCheck looks only at the last slot's offset (not below the base offset) and the file length, and LogSegment.sanityCheck skips even that at startup; " +
+        'offset lookups binary-search all slots (AbstractIndex.largestLowerBoundSlotFor, OffsetIndex.lookup), so a lookup that lands on this slot starts reading the .log at its position instead of the right one. ' +
+        'It rebuilds the index from the .log only when it recovers the segment (LogSegment.recover, for segments at or after the recovery point after an unclean shutdown: LogLoader.recoverLog). klx repair rebuilds it from the .log (every entry, trimmed)',
+    );
+    expect(f.details).toEqual({ segment: 200, slot: 4, where: 'middle', slotEntry: { relativeOffset: 9, position: 3191 }, before: { relativeOffset: 89, position: 25528 }, after: { relativeOffset: 129, position: 38292 }, inOrderAfter: 4 });
+    const plan = await planRecovery(dir);
+    expect(plan.actions.map((a) => (a.type === 'rebuild-indexes' ? [a.type, a.baseOffset, a.index?.entries.map((e) => [e.relativeOffset, e.position]), a.timeindex, a.byBroker] : [a.type]))).toEqual([
+      ['rebuild-indexes', 200n, [[29, 6382], [49, 12764], [69, 19146], [89, 25528], [109, 31910], [129, 38292], [149, 44674], [169, 51056], [189, 57438]], undefined, false],
+    ]);
+  });
+
+  it('a bad last .timeindex slot of a closed segment names the retention consequence; a bad first .index slot is the first', async () => {
+    const { dir } = cleanPartition();
+    // Segment 200's time index: (1229, 29) ... (1389, 189), (1399, 199); the last slot becomes (1250, 199).
+    const tix = readFileSync(join(dir, name(200, '.timeindex')));
+    expect([tix.length, tix.readBigInt64BE(108), tix.readInt32BE(116)]).toEqual([120, 1399n, 199]);
+    tix.writeBigInt64BE(1250n, 108);
+    writeFileSync(join(dir, name(200, '.timeindex')), tix);
+    // Segment 400's index: slot 0 (29, 6382) becomes (150, 47000).
+    const idx = readFileSync(join(dir, name(400, '.index')));
+    idx.writeInt32BE(150, 0);
+    idx.writeInt32BE(47000, 4);
+    writeFileSync(join(dir, name(400, '.index')), idx);
+    const report = await verifyPartition(PartitionLog.open(dir));
+    const mine = report.findings.filter((x) => x.code === 'index-slot-out-of-order');
+    expect(mine.map((x) => [x.severity, basename(x.file), x.position, x.details['where']])).toEqual([
+      ['error', name(200, '.timeindex'), 108, 'last'],
+      ['error', name(400, '.index'), 0, 'first'],
+    ]);
+    expect(mine[0]!.reason).toBe(
+      'the last slot 9 (byte 108: timestamp 1250, relative offset 199) does not come after slot 8 (timestamp 1389, relative offset 189); the 9 entries before it are in order. ' +
+        "A broker loads the index as it is: TimeIndex.sanityCheck looks only at the last slot (timestamp not below the first slot's, offset not below the base offset) and the file length, and LogSegment.sanityCheck skips even that at startup; " +
+        "timestamp lookups binary-search all slots (AbstractIndex.largestLowerBoundSlotFor, TimeIndex.lookup), so a lookup that lands on this slot starts from its offset instead of the right one, and the segment's largest timestamp, which time retention uses, is read from this last slot (TimeIndex.lastEntry, LogSegment.readMaxTimestampAndOffsetSoFar). " +
+        'It rebuilds the index from the .log only when it recovers the segment (LogSegment.recover, for segments at or after the recovery point after an unclean shutdown: LogLoader.recoverLog). klx repair rebuilds it from the .log (every entry, trimmed)',
+    );
+    expect(mine[1]!.reason.split('. ')[0]).toBe('the first slot 0 (byte 0: relative offset 150, position 47000) does not come before slot 1 (relative offset 49, position 12764); the 8 entries after it are in order');
   });
 
   it('stale slots after the entries of a preallocated index are a crash leftover (warning)', async () => {
