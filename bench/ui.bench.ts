@@ -96,6 +96,7 @@ export async function timeSelect(page: Page, name: string, firstKey: string): Pr
     const node = document.querySelector('[data-testid=tree-partition][data-name=${JSON.stringify(name)}]');
     if (!node) return reject(new Error('no tree node ' + ${JSON.stringify(name)}));
     const t0 = performance.now();
+    window.__selectT0 = t0;
     node.click();
     const deadline = t0 + 20000;
     const check = () => {
@@ -108,6 +109,22 @@ export async function timeSelect(page: Page, name: string, firstKey: string): Pr
     };
     requestAnimationFrame(check);
   })`);
+}
+
+/** An API call the page made (resource timing, ms from the click): when it was sent, when its answer began and ended. */
+interface ApiCall {
+  method: string;
+  start: number;
+  /** From sending the request to the first byte of the answer: the server's time (queueing included). */
+  server: number;
+  end: number;
+}
+
+/** The API calls made since the last {@link timeSelect}'s click, in the order they were sent (resource timing). */
+async function callsSinceSelect(page: Page): Promise<ApiCall[]> {
+  return page.evaluate(`performance.getEntriesByType('resource')
+    .filter((e) => e.name.includes('/api/') && !e.name.includes('/api/events') && e.startTime >= window.__selectT0)
+    .map((e) => ({ method: e.name.split('/api/')[1].split('?')[0], start: e.startTime - window.__selectT0, server: e.responseStart - e.requestStart, end: e.responseEnd - window.__selectT0 }))`);
 }
 
 /** Starts recording frame times (rAF deltas) in the page. */
@@ -271,6 +288,18 @@ export async function run(opts: BenchOptions): Promise<void> {
     }
     await page.waitForTimeout(300);
 
+    // One traced select: the API calls in the order sent (with the server's time) and the renderer
+    // main thread's work between the click and the frame with the first rows.
+    await timeSelect(page, 'tiny-0', 'tiny-0');
+    await page.waitForTimeout(300);
+    await page.evaluate('performance.clearResourceTimings()');
+    await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel'] });
+    const tracedSelectMs = await timeSelect(page, 'clicks-0', 'user-0000');
+    const selectTasks = mainThreadTasks(JSON.parse((await browser.stopTracing()).toString('utf8')));
+    await page.waitForTimeout(2000);
+    const selectCalls = await callsSinceSelect(page);
+    await page.waitForTimeout(300);
+
     // The phases, each run iterations + 1 times (the first is a warm-up).
     const runs = PHASES.map(() => [] as PhaseRun[]);
     let afterWheel = 0;
@@ -334,6 +363,13 @@ export async function run(opts: BenchOptions): Promise<void> {
     console.log(`partition: ${fmtInt(meta.records)} records; after the wheel the table showed offset ${fmtInt(afterWheel)}, after the drag ${fmtInt(middle)}`);
     console.log('ranges are min / median / max over the runs');
     printTable(['measure', 'result', 'goal', ''], rows);
+
+    console.log(`\ntraced select (${fmt3(tracedSelectMs)} ms to the first rows): API calls in the order sent, ms from the click (server: request sent → first byte of the answer)`);
+    printTable(['call', 'sent', 'server', 'answered', ''], selectCalls.map((c) => [c.method, fmt3(c.start), fmt3(c.server), fmt3(c.end), c.end <= tracedSelectMs ? 'before the first rows' : 'after']));
+    const before = selectTasks.filter((t) => t.at <= tracedSelectMs);
+    const cpuSum = before.reduce((n, t) => n + (Number.isNaN(t.cpu) ? 0 : t.cpu), 0);
+    const top = [...before].sort((a, b) => (b.cpu || 0) - (a.cpu || 0)).slice(0, 3);
+    console.log(`renderer main thread until the first rows: ${before.length} tasks, ${fmt3(cpuSum)} ms CPU; longest by CPU: ${top.map((t) => `at ${fmt3(t.at)} ms ${describeTask(t)}`).join('; ') || 'none'}`);
 
     console.log('\ntraced run (Chromium performance trace of the renderer main thread; not counted above):');
     const trows: string[][] = [];

@@ -32,7 +32,7 @@ export interface FolderChangeBanner {
 /**
  * A folder of more partitions than this opens listed only (`log.open` with `lazyAbove`): the tree
  * paints their names at once, marked "checking…", and their summaries (offsets, sizes, health) fill
- * in from `log.summaries` ({@link fillPending}), the selected one first.
+ * in from `log.summaries` ({@link fillPending}); the selected one gets its own from `log.partition` right after its first records.
  */
 export const LAZY_ABOVE = 32;
 /**
@@ -42,6 +42,12 @@ export const LAZY_ABOVE = 32;
  */
 export const SUMMARY_CHUNK = 25;
 export const SUMMARY_CHUNK_LATER = 100;
+
+/**
+ * How long a selection waits at most for the first records page ({@link useExplorer}'s
+ * `onPartitionSelected` listeners) before it asks for the partition's summary anyway, ms.
+ */
+export const FIRST_VIEW_WAIT_MS = 1500;
 
 /** How many change lines one banner lists. */
 export const MAX_BANNER_LINES = 6;
@@ -83,8 +89,19 @@ export const useExplorer = defineStore('explorer', () => {
   const lessonsOpen = ref(false);
 
   const selectedDir = ref<string | null>(null);
+  /**
+   * The selected partition's summary: the tree's (from `log.open` / `log.summaries`) at once when it
+   * has one, then `log.partition`'s. Null while a partition the tree lists as "checking…" is selected
+   * and its summary has not arrived: the views then show what they know without it ({@link selectedRef}).
+   */
   const partition = shallowRef<PartitionSummary | null>(null);
   const segments = shallowRef<SegmentRow[]>([]);
+  /**
+   * The partition folder whose {@link segments} are loaded (`log.partition` answered for it), or null:
+   * until it equals {@link selectedDir} the segment pane says "checking…" (an empty list would say
+   * the partition has no segment).
+   */
+  const segmentsOf = ref<string | null>(null);
   const partitionLoading = ref(false);
   /** Results of jobs, by partition folder. */
   const counts = shallowRef(new Map<string, JobResult<'log.countRecords'>>());
@@ -96,6 +113,19 @@ export const useExplorer = defineStore('explorer', () => {
   const partitionRefs = computed<PartitionRef[]>(() => roots.value.flatMap((r) => r.logDirs.flatMap((d) => [...d.partitions, ...d.pending])));
   /** How many partitions of the opened folders are still being read (the tree marks them "checking…"). */
   const pendingCount = computed(() => roots.value.reduce((n, r) => n + r.logDirs.reduce((m, d) => m + d.pending.length, 0), 0));
+  /**
+   * The selected partition as the tree names it (folder, topic, partition number, kind), known the
+   * moment it is selected, summarized or still "checking…"; null when nothing is selected.
+   */
+  const selectedRef = computed<PartitionRef | null>(() => {
+    const dir = selectedDir.value;
+    if (dir === null) return null;
+    const p = partition.value;
+    if (p && p.dir === dir) return { dir: p.dir, name: p.name, topic: p.topic, partition: p.partition, kind: p.kind };
+    return partitionRefs.value.find((x) => x.dir === dir) ?? null;
+  });
+  /** Whether the selected partition's segment rows are still being read (see {@link segmentsOf}). */
+  const segmentsChecking = computed(() => selectedDir.value !== null && segmentsOf.value !== selectedDir.value);
 
   /** Shows an error notice (deduplicated by code + message). */
   function report(err: unknown, context: string): void {
@@ -139,6 +169,19 @@ export const useExplorer = defineStore('explorer', () => {
    */
   function onPartitionReloaded(listener: (dir: string, topic: string) => Promise<void>): void {
     partitionReloaded.push(listener);
+  }
+
+  /** Listeners of {@link onPartitionSelected}. */
+  const partitionSelected: ((dir: string, topic: string) => Promise<void>)[] = [];
+
+  /**
+   * Calls `listener(dir, topic)` when a partition is selected, before its summary and segment rows
+   * are asked for (`log.partition`): the records view asks for its first page here, so that the page
+   * is not queued behind the summary (which reads every segment's index files in main). The summary
+   * is asked for once the listeners resolved, or after {@link FIRST_VIEW_WAIT_MS} at most.
+   */
+  function onPartitionSelected(listener: (dir: string, topic: string) => Promise<void>): void {
+    partitionSelected.push(listener);
   }
 
   /**
@@ -372,7 +415,8 @@ export const useExplorer = defineStore('explorer', () => {
 
   /**
    * Fills in the pending partitions of a lazily opened folder: `log.summaries` for
-   * {@link SUMMARY_CHUNK}, then {@link SUMMARY_CHUNK_LATER} of them at a time, in tree order with the selected partition first, until
+   * {@link SUMMARY_CHUNK}, then {@link SUMMARY_CHUNK_LATER} of them at a time, in tree order with the selected partition last (its
+   * own `log.partition` brings its summary right after its first records), until
    * none is pending or the folder was closed or listed again. With `selectFirst`, selects the first
    * non-empty partition (in name order) once it is known, unless the user selected one meanwhile.
    */
@@ -410,8 +454,10 @@ export const useExplorer = defineStore('explorer', () => {
         }
       }
       if (pending.length === 0) return;
+      // The selected partition last: its summary comes from `log.partition` once its first records are
+      // shown (select); summarizing it here first would hold that page back behind its index files.
       const sel = selectedDir.value;
-      const order = sel !== null && pending.some((p) => p.dir === sel) ? [pending.find((p) => p.dir === sel)!, ...pending.filter((p) => p.dir !== sel)] : pending;
+      const order = sel !== null && pending.some((p) => p.dir === sel) ? [...pending.filter((p) => p.dir !== sel), pending.find((p) => p.dir === sel)!] : pending;
       const dirs = order.slice(0, call === 0 ? SUMMARY_CHUNK : SUMMARY_CHUNK_LATER).map((p) => p.dir);
       try {
         const res = await api['log.summaries']({ dirs });
@@ -424,14 +470,29 @@ export const useExplorer = defineStore('explorer', () => {
     }
   }
 
-  /** Selects a partition: loads its summary and segments, and counts its records in the background. */
+  /**
+   * Selects a partition: its first records are asked for at once ({@link onPartitionSelected}), then
+   * its summary and segment rows (`log.partition`), then its records are counted in the background.
+   * Until the summary arrives the header and the segment pane say "checking…" (the tree's summary is
+   * shown meanwhile when it has one).
+   */
   async function select(dir: string): Promise<void> {
     if (selectedDir.value === dir && partition.value) return;
     selectedDir.value = dir;
     partition.value = partitions.value.find((p) => p.dir === dir) ?? null;
     segments.value = [];
+    segmentsOf.value = null;
+    const named = selectedRef.value;
+    if (named && partitionSelected.length > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_VIEW_WAIT_MS)));
+      // A listener's failure is its own to report (the records view shows a notice): the summary is asked for regardless.
+      await Promise.race([Promise.allSettled(partitionSelected.map((l) => l(dir, named.topic))), waited]);
+      clearTimeout(timer);
+      if (selectedDir.value !== dir) return;
+    }
     await refreshPartition();
-    if (!counts.value.has(dir)) void countRecords(dir);
+    if (selectedDir.value === dir && !counts.value.has(dir)) void countRecords(dir);
   }
 
   /** Reloads the selected partition's summary and segment rows. */
@@ -443,9 +504,12 @@ export const useExplorer = defineStore('explorer', () => {
       const r = await api['log.partition']({ dir });
       if (selectedDir.value !== dir) return;
       segments.value = r.segments;
+      segmentsOf.value = dir;
       updateSummary(r.partition);
     } catch (err) {
       report(err, `Reading partition ${dir}`);
+      // The notice says why there is no segment row: the pane stops saying "checking…".
+      if (selectedDir.value === dir) segmentsOf.value = dir;
     } finally {
       partitionLoading.value = false;
     }
@@ -517,8 +581,11 @@ export const useExplorer = defineStore('explorer', () => {
     errors,
     view,
     selectedDir,
+    selectedRef,
     partition,
     segments,
+    segmentsOf,
+    segmentsChecking,
     partitionLoading,
     counts,
     holes,
@@ -540,6 +607,7 @@ export const useExplorer = defineStore('explorer', () => {
     setWriteMode,
     reloadDirs,
     onPartitionReloaded,
+    onPartitionSelected,
     client,
   };
 });

@@ -646,6 +646,11 @@ export const useRecords = defineStore('records', () => {
     await jump(at <= logStart.value ? 'start' : at);
   }
 
+  // A partition was selected: its first page is asked for before its summary (explorer.select waits for it).
+  useExplorer().onPartitionSelected(async (d, topic) => {
+    if (dir.value !== d) await open(d, topic);
+  });
+
   // The selected partition's files changed (a cleanup, an undo, an append): show it again from its first record.
   useExplorer().onPartitionReloaded(async (d, topic) => {
     if (dir.value === d) await open(d, topic);
