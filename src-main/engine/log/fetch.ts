@@ -747,7 +747,7 @@ export async function countRecords(log: PartitionLog, opts: LongReadOptions & { 
   checkFetchOffset(log, from);
   const counts: RecordCounts = { records: 0, controlRecords: 0, batches: 0, emptyBatches: 0, bytes: 0, fromOffset: from, logStartOffset: logStart, logEndOffset: logEnd, offsetSpan: logEnd - from };
   const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: `count records of ${tp(log)}`, total: log.logSize });
-  for (const e of walkLog(log, { fromOffset: from })) {
+  for (const e of walkLog(log, { fromOffset: from, reuseWindows: true })) {
     if (e.type !== 'batch') continue;
     const h = e.header;
     await pacer.step(h.size);

@@ -370,7 +370,7 @@ export async function* scanHoles(log: PartitionLog, opts: HolesOptions = {}): As
   belowLogStart(log, queue);
   const st: WalkState = { cursor: log.logStartOffset, tail: null, corrupt: null, batchesInSegment: 0 };
   let current: LogSegment | null = null;
-  walk: for (const e of walkLog(log, { fromOffset: log.logStartOffset })) {
+  walk: for (const e of walkLog(log, { fromOffset: log.logStartOffset, reuseWindows: true })) {
     if (e.type === 'segment') {
       if (current !== null) gapBetweenSegments(current, e.segment, st, logEnd, compacted, queue);
       current = e.segment;
@@ -475,7 +475,7 @@ export async function holesSegmentTask(a: HolesSegmentArgs, run: { signal?: Abor
   const st: WalkState = { cursor: a.cursor, tail: null, corrupt: null, batchesInSegment: 0 };
   let stopped = false;
   let bytes = 0;
-  for (const entry of scanSegmentFrom(segment, a.position)) {
+  for (const entry of scanSegmentFrom(segment, a.position, { reuseWindows: true })) {
     const e = entry.type === 'batch' ? Object.assign(entry, { segment, segmentIndex: a.index }) : Object.assign(entry, { segment, segmentIndex: a.index, file: segment.files.log });
     if (e.type === 'batch') {
       bytes += e.header.size;

@@ -244,7 +244,7 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
   // Deep: each batch's records are checked one at a time (checkV2Records), never held as one
   // object per record (a batch may hold millions).
   const deep = opts.deep ?? false;
-  for (const entry of scanLogFile(ref.log, { verifyCrc: true })) {
+  for (const entry of scanLogFile(ref.log, { verifyCrc: true, reuseWindows: true })) {
     if (deep && entry.type === 'batch' && entry.header.magic === 2 && !entry.error) {
       try {
         checkV2Records(entry.header, entry.bytes);
