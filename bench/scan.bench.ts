@@ -1,8 +1,10 @@
 /**
- * Scans split over segments (issue 16): `verify`, the holes walk and the record counts of a
- * multi-segment partition in one thread (`verifyPartition`, `scanHoles`, `countJob`) against the
- * same scans on the segment-scan pool (`verifyPartitionInParallel`, `scanHolesInParallel`, `countJob`
- * with a runner, on `scanRunner()`: one thread per core), in the same run; and the one-thread deep
+ * Scans split over segments (issue 16): `verify`, the holes walk, the record counts and a text
+ * search (a text no record holds, so every record is read; ASCII case folded, as the app searches
+ * by default) of a multi-segment partition in one thread (`verifyPartition`, `scanHoles`,
+ * `countJob`, `searchJob`) against the same scans on the segment-scan pool
+ * (`verifyPartitionInParallel`, `scanHolesInParallel`, `countJob` and `searchJob` with a runner, on
+ * `scanRunner()`: one thread per core), in the same run; and the one-thread deep
  * pass (records decoded) against the shallow pass (headers + CRC only), for verify and for the reader.
  *
  * Data (generated once into bench/.data/, reused while the parameters are unchanged): a partition of
@@ -19,10 +21,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { scanLogFile } from '../src-main/engine/format/log-reader.ts';
 import { encodeBatch, type RecordSpec } from '../src-main/engine/format/record-batch.ts';
 import { countJob } from '../src-main/api/log/log-jobs.ts';
+import { folderDecoder, searchJob, type DecoderKey } from '../src-main/api/log/log-search.ts';
 import { scanHoles, scanHolesInParallel } from '../src-main/engine/log/holes.ts';
 import { PartitionLog } from '../src-main/engine/log/partition-log.ts';
 import { verifyPartitionInParallel } from '../src-main/engine/log/verify-parallel.ts';
@@ -191,6 +194,13 @@ export async function run(opts: BenchOptions): Promise<void> {
   };
   const oneCount = await measure(opts.iterations, async () => counted(await countJob(open(), job, { setCounts: () => {} })));
   const poolCount = await measure(opts.iterations, async () => counted(await countJob(open(), job, { setCounts: () => {} }, { runner, minBytes: 0 })));
+  const decoderKey: DecoderKey = { root: dirname(meta.dir), choices: {}, decodeEpoch: 0 };
+  const searchReq = { dir: meta.dir, text: 'no record holds this', in: ['key', 'value', 'header'] as ('key' | 'value' | 'header')[], ignoreCase: true, decoded: true, scope: 'partition' as const, limit: 100, previewBytes: 256 };
+  const searched = (r: { scannedRecords: number; complete: boolean; matches: unknown[] }) => {
+    if (r.scannedRecords !== meta.records || !r.complete || r.matches.length !== 0) throw new Error(`search scanned ${r.scannedRecords} records, ${r.matches.length} matches`);
+  };
+  const oneSearch = await measure(opts.iterations, async () => searched(await searchJob([{ log: open(), decoder: folderDecoder(decoderKey) }], searchReq, job)));
+  const poolSearch = await measure(opts.iterations, async () => searched(await searchJob([{ log: open(), decoder: folderDecoder(decoderKey) }], searchReq, job, { runner, minBytes: 0, decoderKey })));
   // The reader alone over every segment: records decoded against headers + CRC.
   const logs = readdirSync(meta.dir).filter((f) => f.endsWith('.log')).sort().map((f) => join(meta.dir, f));
   const readerPass = (deep: boolean) => async () => {
@@ -236,13 +246,15 @@ export async function run(opts: BenchOptions): Promise<void> {
       row(`holes, pool of ${runner.threads}`, poolHoles, mb, oneHoles),
       row('count, 1 thread', oneCount, mb),
       row(`count, pool of ${runner.threads}`, poolCount, mb, oneCount),
+      row('search (text in no record), 1 thread', oneSearch, mb),
+      row(`search (text in no record), pool of ${runner.threads}`, poolSearch, mb, oneSearch),
       row('reader deep (keys, values), 1 thread', readerDeep, mb),
       row('reader shallow (header + CRC), 1 thread', readerShallow, mb),
     ],
     new Set([1, 2, 3, 5, 6]),
   );
   const ratio = (deep: Measure, shallow: Measure) => `${((100 * shallow.seconds) / deep.seconds).toFixed(0)} % (busiest thread's CPU: ${((100 * (shallow.threads[0] ?? 0)) / (deep.threads[0] ?? 1)).toFixed(0)} %)`;
-  console.log(`  split over segments (goal ≥ 1.8× on 2 cores; the wall figures need a quiet machine): verify deep ${(oneDeep.seconds / poolDeep.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneDeep, poolDeep, threads)} CPU-normalised; holes ${(oneHoles.seconds / poolHoles.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneHoles, poolHoles, threads)} CPU-normalised; count ${(oneCount.seconds / poolCount.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneCount, poolCount, threads)} CPU-normalised`);
+  console.log(`  split over segments (goal ≥ 1.8× on 2 cores; the wall figures need a quiet machine): verify deep ${(oneDeep.seconds / poolDeep.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneDeep, poolDeep, threads)} CPU-normalised; holes ${(oneHoles.seconds / poolHoles.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneHoles, poolHoles, threads)} CPU-normalised; count ${(oneCount.seconds / poolCount.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneCount, poolCount, threads)} CPU-normalised; search ${(oneSearch.seconds / poolSearch.seconds).toFixed(2)}× wall, ${cpuSpeedUp(oneSearch, poolSearch, threads)} CPU-normalised`);
   console.log(`  deep against shallow, one thread: verify ${ratio(oneDeep, oneShallow)}; reader ${ratio(readerDeep, readerShallow)} of the shallow pass's speed (goal ≥ 75 %)`);
   await closeScanPool();
 }

@@ -9,7 +9,7 @@
 import { countRecords } from '../../src-main/engine/log/fetch.ts';
 import { PartitionLog } from '../../src-main/engine/log/partition-log.ts';
 import { verifyPartition } from '../../src-main/engine/log/verify.ts';
-import { searchJob } from '../../src-main/api/log/log-jobs.ts';
+import { searchJob } from '../../src-main/api/log/log-search.ts';
 import { RecordDecoder } from '../../src-main/engine/decode/record-decoder.ts';
 
 const [op, dir] = process.argv.slice(2) as [string, string];

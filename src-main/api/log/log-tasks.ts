@@ -13,8 +13,7 @@
  */
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
-import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
-import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
+import type { RecordDecoder } from '../../engine/decode/record-decoder.ts';
 import type { FormatChoices } from '../../engine/decode/format.ts';
 import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
 import type { ExportSource } from '../../engine/sql/record-export.ts';
@@ -26,7 +25,8 @@ import { LogCache, type CountFacts, type VerifyFacts } from '../core/log-cache.t
 import { WorkerPool } from '../core/worker-pool.ts';
 import type { TaskRun } from '../core/worker-tasks.ts';
 import type { JobContext } from '../core/types.ts';
-import { countJob, holesJob, searchJob, verifyJob } from './log-jobs.ts';
+import { countJob, holesJob, verifyJob } from './log-jobs.ts';
+import { folderDecoder, searchJob } from './log-search.ts';
 import { verifyFolderJob } from './log-folder-verify.ts';
 import { scanRunner, scanSplitMinBytes } from './scan-pool.ts';
 import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
@@ -46,9 +46,6 @@ export interface LogTaskArgs<Req = undefined> {
 
 let cache = new LogCache();
 let cacheGeneration = 0;
-const decoders = new Map<string, RecordDecoder>();
-let decodeEpoch = 0;
-const formats = defaultFormatRegistry();
 
 /** The partition at `a.dir`, from this thread's cache (dropped when the main thread's generation moved). */
 function partitionOf(a: LogTaskArgs<unknown>) {
@@ -60,27 +57,11 @@ function partitionOf(a: LogTaskArgs<unknown>) {
 }
 
 /**
- * One decoder per opened folder and choices: its `_schemas` partitions read once, on its first
- * records page (made again when the main thread's `decodeEpoch` moved).
+ * One decoder per opened folder and choices (`folderDecoder`): its `_schemas` partitions read once,
+ * on its first records page (made again when the main thread's `decodeEpoch` moved).
  */
 function decoderFor(a: LogTaskArgs<unknown>): RecordDecoder {
-  if (a.decodeEpoch !== decodeEpoch) {
-    decoders.clear();
-    decodeEpoch = a.decodeEpoch;
-  }
-  const key = `${a.root}\u0000${JSON.stringify(a.choices)}`;
-  let d = decoders.get(key);
-  if (!d) {
-    let schemas;
-    try {
-      schemas = schemasOf(openPath(a.root)).registry;
-    } catch {
-      schemas = undefined;
-    }
-    for (const k of decoders.keys()) if (k.startsWith(`${a.root}\u0000`)) decoders.delete(k);
-    decoders.set(key, (d = new RecordDecoder({ formats, schemas, choices: a.choices })));
-  }
-  return d;
+  return folderDecoder({ root: a.root, choices: a.choices, decodeEpoch: a.decodeEpoch });
 }
 
 /** Another partition of the task's folder (an export of a search result across partitions), from this thread's cache. */
@@ -181,7 +162,8 @@ export const logTasks = {
       } else logs = all;
       logs.sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0)));
     }
-    return searchJob(logs.map((log) => ({ log, decoder: decoderFor(a) })), a.req, jobOf(run));
+    const decoderKey = { root: a.root, choices: a.choices, decodeEpoch: a.decodeEpoch };
+    return searchJob(logs.map((log) => ({ log, decoder: decoderFor(a) })), a.req, jobOf(run), { runner: scanRunner(), minBytes: scanSplitMinBytes(), decoderKey });
   },
   copy: async (a: LogTaskArgs<ParsedReq<'log.copyRecords'>>): Promise<Res<'log.copyRecords'>> =>
     (await recordExport()).recordsAsText([{ log: partitionOf(a), from: offsetOf(a.req.from), to: offsetOf(a.req.to) }], a.req.format, {

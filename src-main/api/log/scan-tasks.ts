@@ -7,6 +7,7 @@ import { holesSegmentTask, type HolesSegmentArgs } from '../../engine/log/holes.
 import type { SegmentTaskKind } from '../../engine/log/segment-tasks.ts';
 import type { TaskFn, TaskRun } from '../core/worker-tasks.ts';
 import { countSegmentTask, type CountSegmentArgs } from './log-jobs.ts';
+import { searchSegmentTask, type SearchSegmentArgs } from './log-search.ts';
 
 /** Progress of a segment task: `bytes` read so far in its segment. */
 const reporter = (run: TaskRun, phase: string) => (bytes: number) => run.progress({ phase, done: bytes, total: null, bytes });
@@ -16,4 +17,5 @@ export const segmentScanTasks: Record<SegmentTaskKind, TaskFn> = {
   verifySegment: (a: VerifySegmentArgs, run: TaskRun) => verifySegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'verifying') }),
   countSegment: (a: CountSegmentArgs, run: TaskRun) => countSegmentTask(a, { signal: run.signal, onProgress: (p) => reporter(run, 'counting records')(p.done) }),
   holesSegment: (a: HolesSegmentArgs, run: TaskRun) => holesSegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'finding holes') }),
+  searchSegment: (a: SearchSegmentArgs, run: TaskRun) => searchSegmentTask(a, { signal: run.signal, onBytes: reporter(run, 'searching') }),
 };

@@ -1,5 +1,5 @@
 /**
- * Running one scan (verify, counts, holes) over a partition's segments on several threads at once
+ * Running one scan (verify, counts, holes, search) over a partition's segments on several threads at once
  * (issue 16): the segments of a partition are independent files, so each is read by a task on a
  * worker thread and the results are merged on the calling thread in segment order, where what
  * crosses segment boundaries (offset continuity, transactions open at a roll, holes between
@@ -26,7 +26,7 @@ export interface SegmentTaskRunner {
 }
 
 /** The segment tasks (`segment-scan-tasks.ts`). */
-export type SegmentTaskKind = 'verifySegment' | 'countSegment' | 'holesSegment';
+export type SegmentTaskKind = 'verifySegment' | 'countSegment' | 'holesSegment' | 'searchSegment';
 
 /** Below this many bytes of `.log` a partition is scanned in one thread (a thread's start and the merge cost more than they save). */
 export const PARALLEL_MIN_BYTES = 64 * 1024 * 1024;
