@@ -35,8 +35,8 @@ export const SQL_TABLE_NAMES = ['records', 'latest', 'state', 'segments', 'batch
 
 /** One sentence per table, for the sidebar and completion (what the rows are, in Kafka's terms). */
 export const SQL_TABLE_DOCS: Readonly<Record<string, string>> = {
-  records: 'One row per record on disk, in log order: offset, timestamp (ms) and timestamp_utc, key/value bytes and UTF-8 text, headers, tombstone/control/transaction flags, batch and segment, and the decoded key/value (key_format, value_format, key_decoded, value_decoded JSON, schema_id, decode_error).',
-  latest: 'The record with the highest offset of each key, tombstones included: what compaction keeps. No keyless, control, aborted or below-logStartOffset records.',
+  records: 'One row per record on disk, in log order: offset, timestamp (ms) and timestamp_utc, key/value bytes and UTF-8 text, headers, tombstone/control/transaction flags, batch and segment, and the decoded key/value (key_format, value_format, key_decoded, value_decoded JSON, schema_id, decode_error). past_damage: the record lies after damage in the log (past_damage_segment, past_damage_position: the damage just before it); a consumer reading in order stops at the damage (CompletedFetch: CorruptRecordException).',
+  latest: 'The record with the highest offset of each key, tombstones included: what compaction keeps. No keyless, control, aborted or below-logStartOffset records. past_damage: a consumer reading in order never reaches this latest value (CompletedFetch stops at the damage before it).',
   state: 'latest without tombstones: the current value of each key, as a read_committed consumer reading from the start rebuilds it once the high watermark and last stable offset reach the log end (CompletedFetch).',
   segments: 'One row per segment: baseOffset, next offset, file, sizes of .log and indexes, batch and record counts, active or closed.',
   batches: 'One row per batch (or legacy message set entry): position, offsets, codec, producer, flags, CRC check.',
@@ -94,6 +94,11 @@ export const sqlOpenResult = z.object({
   tables: z.array(sqlTable),
   /** DuckDB's reserved keywords (lower case): identifiers that must be double-quoted. */
   reservedWords: z.array(z.string()),
+  /**
+   * What the user should know beside the rows, per partition folder (relative path): pending swaps
+   * of an interrupted cleaner, records past damage (how many, where, what a consumer and a broker do).
+   */
+  notices: z.array(z.object({ partition: z.string(), notice: z.string() })),
 });
 
 /**

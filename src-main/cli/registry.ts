@@ -247,7 +247,10 @@ Tables (one set for every partition folder under PATH):
                is_tombstone, is_control, control_type, is_transactional, aborted, producer_id,
                batch_base_offset, segment_base_offset, position, crc_valid (false: the
                batch fails its CRC, as a consumer with check.crcs would refuse it,
-               CompletedFetch.maybeEnsureValid), partition_id
+               CompletedFetch.maybeEnsureValid), past_damage, past_damage_segment,
+               past_damage_position (the record lies after damage in the log: a consumer
+               reading in order stops at the damage, CompletedFetch; printed as a note),
+               partition_id
   latest       the record with the highest offset of each key (tombstones included): what
                compaction keeps. No keyless, control, aborted or below-logStartOffset records.
   state        latest without tombstones: the current value of each key

@@ -400,6 +400,7 @@ async function schemaOf(session: SqlSession): Promise<SqlSchema> {
       : null,
     tables,
     reservedWords: reserved,
+    notices: await session.notices(),
   };
 }
 

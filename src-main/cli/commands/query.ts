@@ -81,7 +81,7 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
     const batches = reads1.batches - reads0.batches;
     const cost = batches > 0 ? `; values read back from ${batches} batch${batches === 1 ? '' : 'es'} (${mib(reads1.bytes - reads0.bytes)}) of the log` : '';
     if (!opts.json && !opts.csv) await out.line(`(${shown} row${shown === 1 ? '' : 's'}${more ? `; more not shown, --limit ${limit}` : ''}${cost})`);
-    const notes = session.pendingSwaps();
+    const notes = await session.notices();
     if (!opts.json && !opts.csv) for (const n of notes) await out.line(`(note: ${n.partition}: ${n.notice})`);
     await out.end();
     if (more && (opts.json || opts.csv)) process.stderr.write(`klx: output stopped at --limit ${limit} rows\n`);

@@ -11,7 +11,16 @@
  *   a null value), value_truncated, headers (`[{key, value}]`), is_tombstone (null value in a data
  *   batch), is_control and control_type (COMMIT/ABORT/LEADER_CHANGE...), is_transactional, aborted
  *   (data of an aborted transaction), producer_id, batch_base_offset, segment_base_offset,
- *   position (byte position of the batch in the segment's `.log`), partition_id.
+ *   position (byte position of the batch in the segment's `.log`), crc_valid, partition_id,
+ *   and past_damage with past_damage_segment / past_damage_position: the record lies after damage in
+ *   the partition's log (bytes that are not a batch, a batch failing its CRC, a batch whose records
+ *   cannot be decoded), in its segment or an earlier one; the two columns name the nearest such
+ *   damage before it (segment base offset, byte position in that `.log`). The rule of `klx fetch`:
+ *   a consumer reading in order stops at the damage (CorruptRecordException: CompletedFetch,
+ *   ByteBufferLogInputStream.nextBatch) and reaches such a record only by seeking past it; a broker
+ *   that recovers the damaged segment at startup cuts it there (LogSegment.recover) and deletes the
+ *   later segments (LogLoader.recoverLog). The rows stay listed, flagged; {@link pastDamageNotices}
+ *   says how many there are per partition.
  *   Values longer than the value cap (default {@link DEFAULT_VALUE_CAP_BYTES}) read as a prefix cut
  *   at a UTF-8 character boundary, with `value_size` giving the real size; the full value comes from
  *   the engine (`fetch`). Keys are never cut.
@@ -20,7 +29,7 @@
  *   `value_text`, `headers` and the decoded columns are read back from the segment when a query
  *   names them (`record-functions.ts`), so other queries never touch the log.
  * - `latest`: the record holding the highest offset of every key of a partition, tombstones
- *   included: what compaction keeps of a key (Kafka's `LogCleaner` offset map: "latest offset per
+ *   included (its past_damage says whether a consumer reading in order reaches it): what compaction keeps of a key (Kafka's `LogCleaner` offset map: "latest offset per
  *   key", by offset, never by timestamp). Left out, as a consumer or the cleaner leaves them out:
  *   records without a key (the cleaner drops them), control records (never data), data of aborted
  *   transactions (never delivered to read_committed consumers, removed by the cleaner) and records
@@ -70,7 +79,7 @@ import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 5;
+export const LOG_TABLES_SCHEMA_VERSION = 6;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -100,6 +109,9 @@ const RECORD_ROW_COLUMNS = [
   ['segment_base_offset', 'int64'],
   ['position', 'int64'],
   ['crc_valid', 'bool'],
+  ['past_damage', 'bool'],
+  ['past_damage_segment', 'int64'],
+  ['past_damage_position', 'int64'],
 ] as const satisfies readonly ColumnSpec[];
 
 const BATCH_ROW_COLUMNS = [
@@ -211,6 +223,20 @@ const ABORTED_COLUMNS = [
   ['last_stable_offset', 'int64'],
 ] as const satisfies readonly ColumnSpec[];
 
+/**
+ * `klx_internal.first_damage`: the first damage of each partition's log (in segment and byte order),
+ * for {@link pastDamageNotices}; `segment_index` is the segment's place in the partition (0 = oldest).
+ */
+const FIRST_DAMAGE_COLUMNS = [
+  ['partition_id', 'int32'],
+  ['segment_base_offset', 'int64'],
+  ['segment_index', 'int32'],
+  ['position', 'int64'],
+  ['kind', 'varchar'],
+  ['code', 'varchar'],
+  ['reason', 'varchar'],
+] as const satisfies readonly ColumnSpec[];
+
 /** Column indexes by name, checked at compile time. */
 type ColumnIndex<T extends readonly ColumnSpec[]> = { [K in T[number][0]]: number };
 function indexOf<T extends readonly ColumnSpec[]>(cols: T): ColumnIndex<T> {
@@ -223,6 +249,7 @@ const P = indexOf(PARTITION_COLUMNS);
 const D = indexOf(DAMAGE_COLUMNS);
 const A = indexOf(ABORTED_COLUMNS);
 const H = indexOf(HOLE_COLUMNS);
+const FD = indexOf(FIRST_DAMAGE_COLUMNS);
 
 /** `"name"` with embedded quotes doubled. */
 export function quoteIdent(name: string): string {
@@ -334,6 +361,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   await connection.run(createTableSql('damage', DAMAGE_COLUMNS));
   await connection.run(createTableSql('aborted_transactions', ABORTED_COLUMNS));
   await connection.run(createTableSql('holes', HOLE_COLUMNS));
+  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.first_damage`, FIRST_DAMAGE_COLUMNS));
 
   const recordOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'record_rows', kindsOf(RECORD_ROW_COLUMNS));
   const batchOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'batch_rows', kindsOf(BATCH_ROW_COLUMNS));
@@ -341,6 +369,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   const partitionOut = await ColumnarAppender.create(connection, null, 'partitions', kindsOf(PARTITION_COLUMNS));
   const damageOut = await ColumnarAppender.create(connection, null, 'damage', kindsOf(DAMAGE_COLUMNS));
   const holeOut = await ColumnarAppender.create(connection, null, 'holes', kindsOf(HOLE_COLUMNS));
+  const firstDamageOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'first_damage', kindsOf(FIRST_DAMAGE_COLUMNS));
 
   const rowDecoder = RecordRowDecoder.create(opened, opts.decode);
   await rowDecoder.writeSchemasTable(connection);
@@ -378,6 +407,22 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
     let partBatches = 0n;
     let partRecords = 0n;
     let partDamaged = 0n;
+    /** The nearest damage before the next record (segment base offset, byte position), or null before the first damage. */
+    let damageBefore: { segment: bigint; position: bigint } | null = null;
+    const damageAt = (segBase: bigint, position: number, code: string, kind: string, reason: string) => {
+      if (damageBefore === null) {
+        firstDamageOut.int32(FD.partition_id, pid);
+        firstDamageOut.int64(FD.segment_base_offset, segBase);
+        firstDamageOut.int32(FD.segment_index, segIndexOf(segBase));
+        firstDamageOut.int64(FD.position, BigInt(position));
+        firstDamageOut.varchar(FD.kind, kind);
+        firstDamageOut.varchar(FD.code, code);
+        firstDamageOut.varchar(FD.reason, reason);
+        firstDamageOut.endRow();
+      }
+      damageBefore = { segment: segBase, position: BigInt(position) };
+    };
+    const segIndexOf = (segBase: bigint) => log.segments.findIndex((x) => x.baseOffset === segBase);
 
     const damageRow = (segBase: bigint, file: string, position: number, size: number, kind: string, code: string, reason: string) => {
       damageOut.int32(D.partition_id, pid);
@@ -406,6 +451,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
             tally.damaged += BigInt(e.size);
             partDamaged += BigInt(e.size);
             damageRow(segBase, segment.files.log, e.position, e.size, e.type, e.code, e.reason);
+            damageAt(segBase, e.position, e.code, e.type, e.reason);
             continue;
           }
           const h = e.header;
@@ -437,10 +483,14 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
           tally.last = h.lastOffset;
           if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
           if (e.error === null) {
-            writeRecordRows(recordOut, pid, segBase, e, c);
+            writeRecordRows(recordOut, pid, segBase, e, c, damageBefore);
             tally.records += BigInt(e.count);
             partRecords += BigInt(e.count);
           }
+          // Records after this batch are past damage when a consumer cannot read it (its CRC fails, its records cannot be decoded).
+          // (A batch past klx's decompression bound is a limit of this tool, not damage: a consumer reads it.)
+          if (e.error !== null && e.error.code !== 'decompression-limit') damageAt(segBase, h.position, e.error.code, 'undecodable-batch', e.error.reason);
+          else if (h.crcValid === false) damageAt(segBase, h.position, 'crc-mismatch', 'crc-mismatch', crcMismatchText(h));
         }
       }
     }
@@ -525,6 +575,7 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   partitionOut.close();
   damageOut.close();
   holeOut.close();
+  firstDamageOut.close();
 
   if (aborted.length > 0) {
     const abortedOut = await ColumnarAppender.create(connection, null, 'aborted_transactions', kindsOf(ABORTED_COLUMNS));
@@ -622,6 +673,9 @@ function recordColumnsSql(cap: number): string {
     `r.segment_base_offset`,
     `r."position"`,
     `r.crc_valid`,
+    `r.past_damage`,
+    `r.past_damage_segment`,
+    `r.past_damage_position`,
     `r.partition_id`,
     DECODE_VIEW_COLUMNS_SQL,
   ].join(', ');
@@ -701,8 +755,11 @@ function writeBatchRow(out: ColumnarAppender, pid: number, segBase: bigint, h: B
   out.endRow();
 }
 
-/** Writes the records of one batch, rows `[e.first, e.first + e.count)` of chunk `c`. */
-function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, e: ChunkBatch, c: RowsChunk): void {
+/**
+ * Writes the records of one batch, rows `[e.first, e.first + e.count)` of chunk `c`; `damageBefore`:
+ * the nearest damage before the batch in the partition's log (null: none), for `past_damage`.
+ */
+function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, e: ChunkBatch, c: RowsChunk, damageBefore: { segment: bigint; position: bigint } | null): void {
   const h = e.header;
   const position = BigInt(h.position);
   const types = e.controlTypes;
@@ -724,5 +781,13 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, e:
     out.fillInt64(R.segment_base_offset, row, n, segBase);
     out.fillInt64(R.position, row, n, position);
     out.fillBool(R.crc_valid, row, n, h.crcValid === undefined ? null : h.crcValid);
+    out.fillBool(R.past_damage, row, n, damageBefore !== null);
+    if (damageBefore === null) {
+      out.fillNull(R.past_damage_segment, row, n);
+      out.fillNull(R.past_damage_position, row, n);
+    } else {
+      out.fillInt64(R.past_damage_segment, row, n, damageBefore.segment);
+      out.fillInt64(R.past_damage_position, row, n, damageBefore.position);
+    }
   });
 }

@@ -36,6 +36,7 @@ import { RecordFunctions, type LogReads } from './record-functions.ts';
 import { RecordRowDecoder } from './decode-columns.ts';
 import { duckdbResourceOptions } from './sql-resources.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
+import { pastDamageNotices, type SqlNotice } from './past-damage.ts';
 
 /** A value of a result cell. */
 export type SqlValue = JS;
@@ -329,11 +330,27 @@ export class SqlSession {
    * ../log/pending-swaps.ts): the tables show the segments on disk, the pre-swap ones.
    * `partition` is the folder's path relative to the opened one (its name when it is the one opened).
    */
-  pendingSwaps(): { partition: string; notice: string }[] {
+  pendingSwaps(): SqlNotice[] {
     return allPartitions(this.prepared.opened).flatMap(({ rel, log }) => {
       const p = log.pendingSwaps;
       return p ? [{ partition: rel === '.' ? basename(log.dir) : rel, notice: p.notice }] : [];
     });
+  }
+
+  /**
+   * Everything the tables' user should know beside the rows: the {@link pendingSwaps} notices, then
+   * the partitions whose logs hold records past damage (`past-damage.ts`: how many, where the first
+   * damage is, what a consumer and a broker restarting now do there).
+   * @throws KlxError `invalid-argument` when the session is closed.
+   */
+  async notices(): Promise<SqlNotice[]> {
+    if (this.closed) throw new KlxError('invalid-argument', 'the SQL session is closed');
+    const connection = await this.instance.connect();
+    try {
+      return [...this.pendingSwaps(), ...(await pastDamageNotices(connection, this.prepared.opened))];
+    } finally {
+      connection.closeSync();
+    }
   }
 
   /** Fingerprint of the folder state the tables show. */

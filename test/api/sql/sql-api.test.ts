@@ -164,6 +164,7 @@ describe('sql.open', () => {
     expect(records.columns.find((c) => c.name === 'headers')?.type).toBe('STRUCT("key" VARCHAR, "value" BLOB)[]');
     expect(records.doc).toMatch(/One row per record/);
     expect(r.reservedWords).toEqual(expect.arrayContaining(['offset', 'select', 'order']));
+    expect(r.notices).toEqual([]); // no pending swap, no record past damage
     // The table set is in the cache folder, named <key>-<state>.duckdb; nothing was written next to the logs.
     expect(readdirSync(cacheDir).filter((n) => n.endsWith('.duckdb'))).toHaveLength(1);
     expect(readdirSync(d).sort()).toEqual(['prices-0']);

@@ -1,0 +1,81 @@
+/**
+ * The notices of the SQL tables about records that lie past damage (see `past_damage` in
+ * `log-tables.ts`): per partition, how many records and how many keys of `latest` lie after damage
+ * in its log, where the first damage is, what a consumer does there and what a broker restarting
+ * now would do with it. The rule is `klx fetch`'s: the rows stay listed, flagged, and the notice
+ * says so. Read from the tables (`klx_internal.first_damage`, `record_rows`, `latest_offsets`), so a
+ * table set reused from the cache gives the same notices.
+ */
+import { basename } from 'node:path';
+import type { DuckDBConnection } from './duckdb.ts';
+import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
+import { startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
+
+/** One notice: `partition` is the folder's path relative to the opened one (its name when it is the one opened). */
+export interface SqlNotice {
+  partition: string;
+  notice: string;
+}
+
+/**
+ * The past-damage notices of the partitions of `opened` whose logs hold damage with records after it.
+ * @param connection a connection to the built tables (schema `klx_internal` as `log-tables.ts` makes it).
+ * @returns one notice per such partition, in partition order; none when no record lies past damage.
+ * @throws KlxError `internal` when DuckDB fails (the tables are missing).
+ */
+export async function pastDamageNotices(connection: DuckDBConnection, opened: OpenedLogs): Promise<SqlNotice[]> {
+  const reader = await connection.runAndReadAll(
+    'SELECT f.partition_id, f.segment_index, f.position, f.kind, f.code, ' +
+      '(SELECT count(*) FROM klx_internal.record_rows r WHERE r.partition_id = f.partition_id AND r.past_damage) AS records, ' +
+      '(SELECT count(*) FROM klx_internal.record_rows r JOIN klx_internal.latest_offsets l ON r.partition_id = l.partition_id AND r."offset" = l."offset" WHERE r.partition_id = f.partition_id AND r.past_damage) AS latest_keys ' +
+      'FROM klx_internal.first_damage f ORDER BY f.partition_id',
+  );
+  const parts = allPartitions(opened);
+  const out: SqlNotice[] = [];
+  for (const [pid, segIndex, position, kind, code, records, latestKeys] of reader.getRows() as [number, number, bigint, string, string, bigint, bigint][]) {
+    if (records === 0n) continue;
+    const { rel, log } = parts[pid]!;
+    const seg = log.segments[segIndex]!;
+    const startup = startupRecoveryOf(
+      log.segments.map((x) => x.baseOffset),
+      segIndex,
+      log.startupCleanShutdown,
+      log.startupRecoveryPoint,
+      seg.files.indexSize < 0,
+      log.topic,
+    );
+    const where = `${basename(seg.files.log)} position ${position}`;
+    const n = Number(records);
+    const k = Number(latestKeys);
+    out.push({
+      partition: rel === '.' ? basename(log.dir) : rel,
+      notice:
+        `${n} record${n === 1 ? '' : 's'} of records lie${n === 1 ? 's' : ''} past damage in the log (the first: ${kind === code ? code : `${kind} ${code}`} at ${where}): ` +
+        `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it; ${brokerAt(startup, seg.baseOffset)}. ` +
+        `${n === 1 ? 'It is' : 'They are'} listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); ` +
+        `${k} key${k === 1 ? '' : 's'} of latest ${k === 1 ? 'has its' : 'have their'} latest value past damage.`,
+    });
+  }
+  return out;
+}
+
+/** What a consumer reading in order does at the first damage, by its code. */
+function consumerAt(code: string): string {
+  if (code === 'crc-mismatch') return 'a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid)';
+  if (code === 'corrupt-batch' || code === 'unknown-codec' || code === 'corrupt-record') return "a consumer reading in order fails on that batch's records (CompletedFetch: the batch's record iterator throws)";
+  return 'a consumer reading in order stops at those bytes whatever check.crcs (CorruptRecordException: ByteBufferLogInputStream.nextBatch)';
+}
+
+/** What a broker restarting now does with the segment holding the first damage (LogLoader, LogSegment.recover). */
+function brokerAt(s: StartupRecovery, base: bigint): string {
+  switch (s.kind) {
+    case 'recovered':
+      return `a broker restarting now recovers segment ${base} (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so these records would be gone`;
+    case 'recovered-alone':
+      return `a broker restarting now recovers segment ${base} alone (its .index is missing: LogLoader.loadSegmentFiles) and cuts it at the damage (LogSegment.recover), so the records after it in that segment would be gone`;
+    case 'clean-shutdown':
+      return `a broker restarting now does not check segment ${base} (clean shutdown: LogLoader.recoverLog recovers no segment), so they stay on disk`;
+    case 'below-recovery-point':
+      return `a broker restarting now does not check segment ${base} (below the recovery point ${s.recoveryPoint}: LogLoader.recoverLog recovers only the segments from the one holding it on), so they stay on disk`;
+  }
+}
