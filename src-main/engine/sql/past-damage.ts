@@ -1,8 +1,8 @@
 /**
  * The notices of the SQL tables about records that lie past damage (see `past_damage` in
  * `log-tables.ts`): per partition, how many records and how many keys of `latest` lie after damage
- * in its log, where the first damage is, what a consumer does there and what a broker restarting
- * now would do with it. The rule is `klx fetch`'s: the rows stay listed, flagged, and the notice
+ * in its log, where the first damage is, what a consumer does there (CompletedFetch) and what a
+ * broker restarting now would do with it (LogLoader.recoverLog, LogSegment.recover). The rule is `klx fetch`'s: the rows stay listed, flagged, and the notice
  * says so. Read from the tables (`klx_internal.first_damage`, `record_rows`, `latest_offsets`), so a
  * table set reused from the cache gives the same notices.
  */
