@@ -198,6 +198,19 @@ export function checkV2Records(header: BatchHeader, entry: Uint8Array, maxMessag
   return header.recordCount;
 }
 
+/**
+ * Walks the records of a v2 batch whose records area `data` came from {@link inflateRecordsArea},
+ * reporting each record to `visit` without making an object per record (the SQL build's columns,
+ * `segment-rows.ts`), with every check and error of {@link decodeV2Records} (Kafka's
+ * `DefaultRecord.readFrom`, then no bytes left after the last record). Records before a corrupt
+ * one have been visited when it throws: the caller drops them.
+ * @throws KlxError `corrupt-batch` with the batch's position, as {@link decodeV2Records}.
+ */
+export function visitV2Records(header: BatchHeader, data: Uint8Array, visit: V2RecordVisitor): void {
+  const count = header.recordCount;
+  walkWholeRecordsArea(header, data, count, () => walkV2Records(data, count, visit));
+}
+
 const NO_VISIT: V2RecordVisitor = () => {};
 
 /** Walks a decompressed records area with no visitor; errors as {@link decodeV2Records} gives them. */
@@ -346,10 +359,11 @@ function skipVarlongSlow(d: Uint8Array, pos: number, end: number): number {
 
 /**
  * Where one record of a v2 records area lies, as {@link walkV2Records} reports it: `recStart` is the
- * position of its length varint, `keyAt` of its key's length varint (positions in the records
- * area), `keyLength` / `valueLength` in bytes (−1 = null), `headerCount` ≥ 0.
+ * position of its length varint, `keyAt` of its key's length varint, `keyStart` of the key's first
+ * byte (positions in the records area), `keyLength` / `valueLength` in bytes (−1 = null),
+ * `headerCount` ≥ 0.
  */
-export type V2RecordVisitor = (i: number, recStart: number, offsetDelta: number, keyAt: number, keyLength: number, valueLength: number, headerCount: number) => void;
+export type V2RecordVisitor = (i: number, recStart: number, offsetDelta: number, keyAt: number, keyLength: number, valueLength: number, headerCount: number, keyStart: number) => void;
 
 /**
  * Walks the records area `data` of a v2 batch holding `count` records, checking every record (the
@@ -373,6 +387,7 @@ export function walkV2Records(data: Uint8Array, count: number, visit: V2RecordVi
     const keyAt = after;
     const keyLength = varint(d, keyAt, end); // key
     pos = after;
+    const keyStart = pos;
     if (keyLength >= 0) {
       if (pos + keyLength > end) throw corrupt(`a field of ${keyLength} bytes runs past the end of its record`);
       pos += keyLength;
@@ -387,7 +402,7 @@ export function walkV2Records(data: Uint8Array, count: number, visit: V2RecordVi
     pos = after;
     if (headerCount !== 0) pos = walkHeaders(d, pos, end, i, headerCount);
     if (pos !== end) throw corrupt(`record ${i} declares ${length} bytes but its fields take ${pos - start}`);
-    visit(i, recStart, offsetDelta, keyAt, keyLength < 0 ? -1 : keyLength, valueLength < 0 ? -1 : valueLength, headerCount);
+    visit(i, recStart, offsetDelta, keyAt, keyLength < 0 ? -1 : keyLength, valueLength < 0 ? -1 : valueLength, headerCount, keyStart);
   }
   return pos;
 }

@@ -135,6 +135,24 @@ export class StringVectorWriter {
     this.longUsed = need;
   }
 
+  /**
+   * Writes rows `[row, row + n)` from values already laid out as DuckDB's `string_t`
+   * (`structs[from * 16, (from + n) * 16)`, as `segment-rows.ts` makes them) in one copy; values
+   * longer than 12 bytes (`length[i]` > 12) are taken from `bytes[start[i], start[i] + length[i])`.
+   * Rows with a negative length must be set NULL by the caller. Little-endian hosts only (see
+   * {@link StringVectorWriter.inlineStructs}).
+   */
+  structs16(row: number, structs: Uint8Array, bytes: Uint8Array, start: Int32Array, length: Int32Array, from: number, n: number): void {
+    this.structs.set(structs.subarray(from * 16, (from + n) * 16), row * 16);
+    for (let i = 0; i < n; i++) {
+      const len = length[from + i]!;
+      if (len > 12) this.bytes(row + i, bytes, start[from + i]!, len);
+    }
+  }
+
+  /** True when values are handed to DuckDB as `string_t` structs written here (little-endian hosts). */
+  static readonly inlineStructs = LITTLE_ENDIAN;
+
   /** Writes `text` (as UTF-8) into `row`. */
   text(row: number, text: string): void {
     const n = text.length;
@@ -356,6 +374,20 @@ export class ColumnarAppender {
       if (len < 0) this.nullRow(col, row + i);
       else out.bytes(row + i, bytes, start[from + i]!, len);
     }
+  }
+
+  /**
+   * As {@link ColumnarAppender.blobRange}, from keys already laid out as DuckDB's `string_t`
+   * (`structs`, 16 bytes per value, see `segment-rows.ts` `RowsChunk.keyStructs`): one bulk copy,
+   * then one native call per value longer than 12 bytes.
+   */
+  blobStructRange(col: number, row: number, structs: Uint8Array, bytes: Uint8Array, start: Int32Array, length: Int32Array, from: number, n: number): void {
+    if (!StringVectorWriter.inlineStructs) {
+      this.blobRange(col, row, bytes, start, length, from, n);
+      return;
+    }
+    this.strings[col]!.structs16(row, structs, bytes, start, length, from, n);
+    for (let i = 0; i < n; i++) if (length[from + i]! < 0) this.nullRow(col, row + i);
   }
 
   /** Writes the same INTEGER into rows `[row, row + n)`. */

@@ -768,7 +768,7 @@ function writeRecordRows(out: ColumnarAppender, pid: number, segBase: bigint, e:
     out.fillInt32(R.partition_id, row, n, pid);
     out.int64Range(R.offset, row, c.offset, at, n);
     out.int64Range(R.timestamp, row, c.timestamp, at, n);
-    out.blobRange(R.key, row, c.keyBytes, c.keyStart, c.keyLength, at, n);
+    out.blobStructRange(R.key, row, c.keyStructs, c.keyBytes, c.keyStart, c.keyLength, at, n);
     out.int32Range(R.value_size, row, c.valueSize, at, n, true);
     out.int32Range(R.header_count, row, c.headerCount, at, n);
     out.fillBool(R.is_control, row, n, h.isControl);

@@ -6,12 +6,16 @@
  * its build time), on a generated partition of three segments that has a segment of more
  * than one chunk (70,000 records > CHUNK_RECORDS), a transaction aborted across a segment boundary,
  * a committed one, headers, keyless records, tombstones, a CRC-corrupted batch and a damaged tail;
+ * on one with batches of every codec, keys longer than DuckDB's 12 inline bytes, bytes that are not
+ * a batch inside a segment and a batch whose records cannot be decoded;
  * and on real broker data (a multi-segment partition written by a broker).
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEntryWorker } from '../../../src-main/api/core/entry-worker.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
+import { COMPRESSIONS } from '../../../src-main/engine/format/types.ts';
+import { crc32c } from '../../../src-main/engine/format/crc.ts';
 import { SQL_BUILD_WORKER } from '../../../src-main/engine/sql/sql-build-pool.ts';
 import { CHUNK_RECORDS } from '../../../src-main/engine/sql/segment-rows.ts';
 import type { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
@@ -80,6 +84,42 @@ describe('parallel SQL build', () => {
     expect(one['main.aborted_transactions']!.rows).toBe(1);
     expect(one['main.holes']!.rows).toBeGreaterThan(0);
     expect(two).toEqual(one);
+  }, 120_000);
+
+  it('writes the same tables as the one-thread build, every column and row, with compressed batches, long keys, a damaged segment and an undecodable batch', async () => {
+    // Segment 0: 2,000 records in each codec (keys of 3 to 20 bytes, every 9th a tombstone, every 10th keyless).
+    const compressed: BatchInput[] = COMPRESSIONS.map((compression, c) => ({
+      compression,
+      records: Array.from({ length: 2000 }, (_, i) => rec(i % 10 === 0 ? null : `key-${'x'.repeat(i % 17)}${i}`, i % 9 === 0 ? null : `v${c}-${i}`, 5000 + i)),
+    }));
+    const afterCodecs = BigInt(COMPRESSIONS.length * 2000);
+    // Segment 1: a transaction committed, bytes that are not a batch in the middle, then a batch whose
+    // recordsCount claims more records than it holds (its records cannot be decoded), then data.
+    const undecodable = encodeBatch({ baseOffset: afterCodecs + 4n, records: [rec('u1', 'x'), rec('u2', 'y')] });
+    undecodable.writeInt32BE(3, 57);
+    undecodable.writeUInt32BE(crc32c(undecodable.subarray(21)), 17); // a valid CRC: the batch is read, its records are not
+    const middle: BatchInput[] = [
+      txnBatch(9, Number(afterCodecs), ['t1', 't2', 't3']),
+      markerBatch(9, 'COMMIT', Number(afterCodecs + 3n)),
+      Buffer.alloc(100, 0x41),
+      undecodable,
+      { baseOffset: afterCodecs + 6n, compression: 'zstd', records: [rec('k-after-damage', 'v'), rec('k1', null)] },
+    ];
+    const dir = buildPartition(tempDir(), {
+      segments: [{ batches: compressed }, { baseOffset: afterCodecs, batches: middle }, { batches: [{ records: [rec('k2', 'last')] }], tail: Buffer.from('not a batch') }],
+    });
+
+    const { one, two, records } = await bothBuilds(dir);
+    expect(records).toBe(COMPRESSIONS.length * 2000 + 3 + 1 + 2 + 1);
+    expect(one['klx_internal.record_rows']!.rows).toBe(records);
+    expect(one['klx_internal.batch_rows']!.rows).toBe(COMPRESSIONS.length + 2 + 1 + 1 + 1);
+    expect(one['main.damage']!.rows).toBe(3); // the 100 bytes in segment 1, the undecodable batch, the tail
+    expect(two).toEqual(one);
+    const s = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0 });
+    expect(await scalar(s, `SELECT string_agg(DISTINCT compression, ',' ORDER BY compression) FROM batches`)).toBe('gzip,lz4,none,snappy,zstd');
+    expect(await scalar(s, `SELECT count(*) FROM records WHERE key IS NULL`)).toBe(BigInt(COMPRESSIONS.length * 200));
+    expect(await scalar(s, `SELECT key_text FROM records WHERE "offset" = 16`)).toBe('key-xxxxxxxxxxxxxxxx16');
+    expect(await scalar(s, `SELECT records_decoded FROM batches WHERE base_offset = ${afterCodecs + 4n}`)).toBe(false);
   }, 120_000);
 
   it('reports the rows of the aborted transaction and the latest state as the one-thread build', async () => {
