@@ -281,10 +281,12 @@ export async function run(opts: BenchOptions): Promise<void> {
 
     // Select → first records, alternating with the tiny partition.
     const selects: number[] = [];
+    let coldSelect = 0;
     for (let i = 0; i < opts.iterations + 1; i++) {
       await timeSelect(page, 'tiny-0', 'tiny-0');
       const ms = await timeSelect(page, 'clicks-0', 'user-0000');
       if (i > 0) selects.push(ms); // the first is a warm-up (JIT, caches)
+      else coldSelect = ms;
     }
     await page.waitForTimeout(300);
 
@@ -346,6 +348,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     const rows: string[][] = [];
     const sel = median(selects);
     rows.push(['select → first records on screen', `${range(selects)} ms`, `< ${SELECT_GOAL_MS} ms`, sel < SELECT_GOAL_MS ? 'ok' : 'MISSED']);
+    rows.push(['  the first select of the session (cold: not counted above)', `${fmt3(coldSelect)} ms`, `< ${SELECT_GOAL_MS} ms`, coldSelect < SELECT_GOAL_MS ? 'ok' : 'MISSED']);
     for (const [p, phase] of PHASES.entries()) {
       const r = runs[p]!;
       const maxes = r.map((x) => x.max);

@@ -152,6 +152,22 @@ export class WorkerPool {
     });
   }
 
+  /**
+   * Starts one thread ahead of the first task when no thread runs, so that the first task does not
+   * wait for a thread to start and load the entry's modules (hundreds of ms; e.g. a folder was just
+   * opened and its first records page is about to be asked for). Idle, it does not keep the process
+   * alive. Does nothing on a shut-down pool or when a thread runs already; a thread that cannot
+   * start is reported by the first task instead.
+   */
+  prestart(): void {
+    if (this.closed || this.slots.some((s) => !s.dead)) return;
+    try {
+      this.spawn();
+    } catch {
+      // pump() tries again for the first task and rejects it with the reason.
+    }
+  }
+
   /** Threads, busy threads, queued tasks, terminations. */
   stats(): PoolStats {
     const live = this.slots.filter((s) => !s.dead);

@@ -82,6 +82,8 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
      */
     'log.open': async (req, call) => {
       const root = await ctx.session.open(req.path, call);
+      // A partition is selected next and its first records page asked for: have a log thread ready for it.
+      logPool().prestart();
       const opened = openPath(root, { lazy: req.lazyAbove !== undefined });
       if (req.lazyAbove !== undefined && opened.logDirs.reduce((n, d) => n + d.unopened.length, 0) <= req.lazyAbove) {
         // Few enough: read them now, as openLogDirectory does without `lazy`.

@@ -37,6 +37,23 @@ describe('worker pool', () => {
     expect(unknown.toInfo()).toEqual({ code: 'internal', message: 'this worker has no task "nope"' });
   });
 
+  it('prestart starts one thread ahead of the first task, never a second one, and the first task runs on it', async () => {
+    const fresh = new WorkerPool({ entry: 'pool-test-worker', near: import.meta.url, size: 2 });
+    try {
+      expect(fresh.stats().threads).toBe(0);
+      fresh.prestart();
+      expect(fresh.stats()).toMatchObject({ threads: 1, busy: 0, queued: 0 });
+      fresh.prestart();
+      expect(fresh.stats().threads).toBe(1);
+      expect(await fresh.run('echo', { n: 7 })).toEqual({ echoed: { n: 7 } });
+      expect(fresh.stats().threads).toBe(1);
+    } finally {
+      await fresh.shutdown();
+    }
+    fresh.prestart(); // shut down: nothing starts
+    expect(fresh.stats().threads).toBe(0);
+  });
+
   it('forwards progress reports in order', async () => {
     const seen: number[] = [];
     expect(await pool.run('progress', { steps: 4 }, { onProgress: (p) => seen.push(p.done) })).toEqual({ steps: 4 });
