@@ -30,6 +30,8 @@ export default defineConfig({
           'scan-worker': resolve(__dirname, 'src-main/api/log/scan-worker.ts'),
           // The SQL build's segment decoders (`src-main/engine/sql/sql-build-pool.ts`, started through core/entry-worker.ts).
           'sql-build-worker': resolve(__dirname, 'src-main/engine/sql/sql-build-worker.ts'),
+          // The offset-map build's key digesting thread (`src-main/engine/cleaner/map-builder.ts`, started through core/entry-worker.ts).
+          'map-build-worker': resolve(__dirname, 'src-main/engine/cleaner/map-build-worker.ts'),
         },
         formats: ['es'],
       },

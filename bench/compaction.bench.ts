@@ -7,20 +7,27 @@
  * one pass).
  *
  * Each timed iteration compacts a fresh copy of the partition in a child process, so the figures are
- * the compaction's alone: wall time → MB/s of input, and the child's peak RSS. It runs once with the
- * engine's key digest (MurmurHash3 x86_128) and once with MD5 (Kafka's), iterations interleaved so
- * that both see the same machine load; the best iteration of each is reported (the machine is
- * shared: the best is the least disturbed), with the median beside it. Before that, both digests
- * hash the partition's keys alone (ns per 16-byte key). The child's CPU time is printed beside the
- * wall time: on a machine shared with other work it is the closer figure to an idle machine's wall time
- * (the compaction runs in one thread). Data are generated once into bench/.data/
- * and reused while the parameters are unchanged.
+ * the compaction's alone: wall time → MB/s of input, and the child's peak RSS. Three variants, their
+ * iterations interleaved so that all see the same machine load: the engine's key digest (MurmurHash3
+ * x86_128) with the offset map built on one thread, the same on two threads (`map-builder.ts`: a
+ * worker thread reads and digests the second and later dirty segments while the main thread puts),
+ * and MD5 (Kafka's digest) on two threads. The worker runs from a bundle of its entry made here with
+ * esbuild (as the built app runs `out/main/map-build-worker.js`; from TypeScript source through tsx
+ * its start alone costs ~0.25 s). The best iteration of each is reported (the machine is shared: the
+ * best is the least disturbed), with the median beside it, and the md5 of every output file of
+ * each variant, which must be equal. Before that, both digests hash the partition's keys alone (ns
+ * per 16-byte key). The child's CPU time (both threads) is printed beside the wall time: on a
+ * machine shared with other work the wall time of the two-thread variant needs a second free core.
+ * Data are generated once into bench/.data/ and reused while the parameters are unchanged.
  *
  * Goal (issue 16): at least 250 MB/s end to end with the key map within 32 bytes per key. For
  * reference, Kafka's log cleaner manages about 90 MB/s on small records.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encodeBatch, type RecordSpec } from '../src-main/engine/format/record-batch.ts';
@@ -129,19 +136,53 @@ interface ChildResult {
   bytesAfter: number;
   removed: Record<string, number>;
   phases: Record<string, number>;
+  /** Map-build worker threads started (one per pass built on two threads; 0: one thread). */
+  workersStarted: number;
+  /** md5 of every `.log`/`.index`/`.timeindex`/`.txnindex` file of the partition after the run (name → hex). */
+  files: Record<string, string>;
+}
+
+/** One compaction variant of the bench. */
+interface Variant {
+  name: string;
+  keyHash: KeyHashAlgorithm;
+  threads: 1 | 2;
+}
+
+const VARIANTS: Variant[] = [
+  { name: 'murmur3, 1 thread', keyHash: 'murmur3-x86-128', threads: 1 },
+  { name: 'murmur3, 2 threads (default)', keyHash: 'murmur3-x86-128', threads: 2 },
+  { name: 'md5 (Kafka\'s digest), 2 threads', keyHash: 'md5', threads: 2 },
+];
+
+/** Bundles the map-build worker entry into `dataDir` (what the app's build makes of it) and returns its path. */
+function bundleMapWorker(dataDir: string): string {
+  const esbuild = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'))('esbuild') as typeof import('esbuild');
+  const out = join(dataDir, 'map-build-worker.mjs');
+  esbuild.buildSync({
+    entryPoints: [fileURLToPath(new URL('../src-main/engine/cleaner/map-build-worker.ts', import.meta.url))],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: out,
+    external: ['@node-rs/crc32', 'snappy', 'lz4-napi', 'zstd-napi', '@duckdb/node-api'],
+    logLevel: 'error',
+  });
+  return out;
 }
 
 /** Compacts `dir` in this process (the child side) and prints a ChildResult as JSON. */
-async function child(dir: string, now: number, mapBytes: number, keyHash: KeyHashAlgorithm): Promise<void> {
+async function child(dir: string, now: number, mapBytes: number, keyHash: KeyHashAlgorithm, workerBundle: string | null): Promise<void> {
   const { runCompaction } = await import('../src-main/engine/cleaner/compaction.ts');
   const phases: Record<string, number> = {};
+  let workersStarted = 0;
   let phase = '';
   let phaseStart = process.hrtime.bigint();
   const t0 = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
   const report = runCompaction(
     dir,
-    { now, dedupeBufferSize: mapBytes, keyHash, config: { 'cleanup.policy': ['compact'] } },
+    { now, dedupeBufferSize: mapBytes, keyHash, config: { 'cleanup.policy': ['compact'] }, ...(workerBundle ? { mapWorker: () => (workersStarted++, new Worker(workerBundle)) } : {}) },
     {
       runId: 'bench',
       trashDir: join(dirname(dirname(dir)), 'trash'),
@@ -170,6 +211,13 @@ async function child(dir: string, now: number, mapBytes: number, keyHash: KeyHas
     bytesAfter: report.after.bytes,
     removed: Object.fromEntries(Object.entries(report.removed).map(([k, v]) => [k, v!.records])),
     phases,
+    workersStarted,
+    files: Object.fromEntries(
+      readdirSync(dir)
+        .filter((n) => /\.(log|index|timeindex|txnindex)$/.test(n))
+        .sort()
+        .map((n) => [n, createHash('md5').update(readFileSync(join(dir, n))).digest('hex')]),
+    ),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
@@ -200,18 +248,20 @@ export async function run(opts: BenchOptions): Promise<void> {
   const self = fileURLToPath(import.meta.url);
   const hashes: KeyHashAlgorithm[] = ['murmur3-x86-128', 'md5'];
   const nsPerKey = Object.fromEntries(hashes.map((h) => [h, hashOnly(h, 1_000_000)])) as Record<KeyHashAlgorithm, number>;
-  const results: Record<KeyHashAlgorithm, ChildResult[]> = { 'murmur3-x86-128': [], md5: [] };
+  const bundle = bundleMapWorker(opts.dataDir);
+  const results: ChildResult[][] = VARIANTS.map(() => []);
   const loads: string[] = [loadLine()];
   for (let i = 0; i <= opts.iterations; i++) {
-    for (const keyHash of hashes) {
+    VARIANTS.forEach((v, vi) => {
       rmSync(work, { recursive: true, force: true });
       cpSync(dirname(dir), join(work, 'logdir'), { recursive: true });
-      progress(`  ${keyHash}: ${i === 0 ? 'warm-up' : `iteration ${i}/${opts.iterations}`}`);
-      const r = spawnSync(process.execPath, ['--import', 'tsx', self, '--klx-compaction-child', join(work, 'logdir', 'bench-0'), String(now), String(mapBytes), keyHash], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      progress(`  ${v.name}: ${i === 0 ? 'warm-up' : `iteration ${i}/${opts.iterations}`}`);
+      const args = [self, '--klx-compaction-child', join(work, 'logdir', 'bench-0'), String(now), String(mapBytes), v.keyHash, v.threads === 2 ? bundle : ''];
+      const r = spawnSync(process.execPath, ['--import', 'tsx', ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
       if (r.status !== 0) throw new Error(`compaction child failed (${r.status}): ${r.stderr}`);
       const res = JSON.parse(r.stdout.trim().split('\n').pop()!) as ChildResult;
-      if (i > 0) results[keyHash].push(res);
-    }
+      if (i > 0) results[vi]!.push(res);
+    });
   }
   loads.push(loadLine());
   rmSync(work, { recursive: true, force: true });
@@ -221,35 +271,40 @@ export async function run(opts: BenchOptions): Promise<void> {
   console.log(`  partition: ${fmtInt(meta.bytes)} bytes (${p.sizeMb} MiB), ${fmtInt(meta.records)} records, ${fmtInt(p.keys)} keys, ${p.tombstoneRatio * 100} % tombstones`);
   console.log(`  key map: ${fmtInt(mapBytes)} bytes = ${MAP_BYTES_PER_KEY} B per key (${fmtInt(slots)} slots of ${BYTES_PER_ENTRY} B, full at ${fmtInt(Math.floor(slots * DEFAULT_LOAD_FACTOR))} keys)`);
   console.log(`  machine load before / after: ${loads.join(' / ')}`);
-  const col = (h: KeyHashAlgorithm) => {
-    const rs = results[h];
+  const c = results.map((rs) => {
     const best = Math.min(...rs.map((r) => r.seconds));
     const r0 = rs.find((r) => r.seconds === best)!;
-    return { best, med: median(rs.map((r) => r.seconds)), r0, rss: Math.max(...rs.map((r) => r.maxRssMiB)) };
-  };
-  const c = Object.fromEntries(hashes.map((h) => [h, col(h)])) as Record<KeyHashAlgorithm, ReturnType<typeof col>>;
-  const row = (what: string, f: (h: KeyHashAlgorithm) => string) => [what, ...hashes.map(f)];
+    return { best, med: median(rs.map((r) => r.seconds)), r0, rss: Math.max(...rs.map((r) => r.maxRssMiB)), cpuMed: median(rs.map((r) => r.cpuSeconds)) };
+  });
+  const row = (what: string, f: (vi: number) => string) => [what, ...VARIANTS.map((_, vi) => f(vi))];
+  const filesOf = (r: ChildResult) => JSON.stringify(r.files);
+  const same = results.every((rs) => rs.every((r) => filesOf(r) === filesOf(results[0]![0]!)));
   printTable(
-    ['what', ...hashes.map((h) => (h === 'md5' ? 'md5 (Kafka\'s digest)' : `${h} (engine default)`))],
+    ['what', ...VARIANTS.map((v) => v.name)],
     [
-      row('hash only (16-byte keys)', (h) => `${fmt3(nsPerKey[h])} ns/key`),
-      row('time best (median)', (h) => `${fmt3(c[h].best)} s (${fmt3(c[h].med)} s)`),
-      row('throughput best (median)', (h) => `${fmt3(mb / c[h].best)} MB/s (${fmt3(mb / c[h].med)})`),
-      row('CPU time of the best run', (h) => `${fmt3(c[h].r0.cpuSeconds)} s (${fmt3(mb / c[h].r0.cpuSeconds)} MB per CPU-second)`),
-      row(`ratio to the ${GOAL_MB_S} MB/s goal`, (h) => `${fmt3(mb / c[h].best / GOAL_MB_S)}`),
-      row('peak RSS (child)', (h) => `${fmtInt(c[h].rss)} MiB`),
-      row('passes', (h) => String(c[h].r0.passes)),
-      row('records before → after', (h) => `${fmtInt(c[h].r0.recordsBefore)} → ${fmtInt(c[h].r0.recordsAfter)}`),
-      row('bytes before → after', (h) => `${fmtInt(c[h].r0.bytesBefore)} → ${fmtInt(c[h].r0.bytesAfter)}`),
-      row('removed', (h) => Object.entries(c[h].r0.removed).map(([k, v]) => `${k} ${fmtInt(v)}`).join(', ')),
-      row('phases (best run)', (h) => Object.entries(c[h].r0.phases).map(([k, v]) => `${k} ${fmt3(v)} s`).join(', ')),
+      row('hash only (16-byte keys)', (vi) => `${fmt3(nsPerKey[VARIANTS[vi]!.keyHash])} ns/key`),
+      row('time best (median)', (vi) => `${fmt3(c[vi]!.best)} s (${fmt3(c[vi]!.med)} s)`),
+      row('throughput best (median)', (vi) => `${fmt3(mb / c[vi]!.best)} MB/s (${fmt3(mb / c[vi]!.med)})`),
+      row('CPU time of the best run (median)', (vi) => `${fmt3(c[vi]!.r0.cpuSeconds)} s (${fmt3(c[vi]!.cpuMed)} s)`),
+      row('CPU per MB of the best run', (vi) => `${fmt3((c[vi]!.r0.cpuSeconds / mb) * 1000)} ms (${fmt3(mb / c[vi]!.r0.cpuSeconds)} MB per CPU-second)`),
+      row(`ratio to the ${GOAL_MB_S} MB/s goal`, (vi) => `${fmt3(mb / c[vi]!.best / GOAL_MB_S)}`),
+      row('peak RSS (child)', (vi) => `${fmtInt(c[vi]!.rss)} MiB`),
+      row('passes (map workers started)', (vi) => `${c[vi]!.r0.passes} (${c[vi]!.r0.workersStarted})`),
+      row('records before → after', (vi) => `${fmtInt(c[vi]!.r0.recordsBefore)} → ${fmtInt(c[vi]!.r0.recordsAfter)}`),
+      row('bytes before → after', (vi) => `${fmtInt(c[vi]!.r0.bytesBefore)} → ${fmtInt(c[vi]!.r0.bytesAfter)}`),
+      row('removed', (vi) => Object.entries(c[vi]!.r0.removed).map(([k, v]) => `${k} ${fmtInt(v)}`).join(', ')),
+      row('phases (best run)', (vi) => Object.entries(c[vi]!.r0.phases).map(([k, v]) => `${k} ${fmt3(v)} s`).join(', ')),
+      row('md5 of the output files', (vi) => createHash('md5').update(filesOf(c[vi]!.r0)).digest('hex').slice(0, 12)),
     ],
   );
-  const m = c['murmur3-x86-128'];
-  console.log(`  murmur3 vs md5: hash ${fmt3(nsPerKey.md5 / nsPerKey['murmur3-x86-128'])}× faster, compaction ${fmt3(c.md5.best / m.best)}× faster`);
-  console.log(`  goal: ≥ ${GOAL_MB_S} MB/s with the key map ≤ ${MAP_BYTES_PER_KEY} B per key: ${fmt3(mb / m.best)} MB/s at ${MAP_BYTES_PER_KEY} B per key: ${mb / m.best >= GOAL_MB_S ? 'met' : 'NOT met'} (on a machine at the load above)`);
+  console.log(`  output files (${Object.keys(results[0]![0]!.files).length}, md5 each) of every iteration of every variant: ${same ? 'identical' : 'DIFFERENT'}`);
+  if (!same) process.exitCode = 1;
+  const [one, two, md5Two] = c as [(typeof c)[0], (typeof c)[0], (typeof c)[0]];
+  console.log(`  2 threads vs 1 thread (murmur3): best ${fmt3(one.best / two.best)}× (median ${fmt3(one.med / two.med)}×); CPU ${fmt3(two.r0.cpuSeconds / one.r0.cpuSeconds)}× the one-thread run's`);
+  console.log(`  murmur3 vs md5: hash ${fmt3(nsPerKey.md5 / nsPerKey['murmur3-x86-128'])}× faster, compaction (2 threads) ${fmt3(md5Two.best / two.best)}× faster`);
+  console.log(`  goal: ≥ ${GOAL_MB_S} MB/s with the key map ≤ ${MAP_BYTES_PER_KEY} B per key: ${fmt3(mb / two.best)} MB/s at ${MAP_BYTES_PER_KEY} B per key: ${mb / two.best >= GOAL_MB_S ? 'met' : 'NOT met'} (on a machine at the load above)`);
 }
 
 if (process.argv[2] === '--klx-compaction-child' && import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  await child(process.argv[3]!, Number(process.argv[4]), Number(process.argv[5]), process.argv[6] as KeyHashAlgorithm);
+  await child(process.argv[3]!, Number(process.argv[4]), Number(process.argv[5]), process.argv[6] as KeyHashAlgorithm, process.argv[7] || null);
 }

@@ -16,6 +16,8 @@ import { KlxError, toErrorInfo } from '../../engine/errors.ts';
 import { keepHistory, newRunId, planCompaction, planRetention, runCompaction, runRetention, undo, type CleanerReport, type PartitionOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { RunContext } from '../../engine/cleaner/cleaner-plan.ts';
 import { keyHashAlgorithm, type KeyHashName } from '../../engine/cleaner/key-hash.ts';
+import { MAP_BUILD_WORKER } from '../../engine/cleaner/map-builder.ts';
+import { startEntryWorker } from '../core/entry-worker.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { TopicConfig } from '../../engine/log/topic-config.ts';
@@ -96,6 +98,8 @@ function engineOptions(o: EngineCleanupOptions, op: CleanupOperation): Record<st
     base.likeBroker = o.likeBroker ?? false;
     if (o.dedupeBufferSize !== undefined) base.dedupeBufferSize = o.dedupeBufferSize;
     if (o.keyHash !== undefined) base.keyHash = keyHashAlgorithm(o.keyHash);
+    // The offset map of a large dirty section is built on two threads (engine `map-builder.ts`).
+    base.mapWorker = () => startEntryWorker(MAP_BUILD_WORKER.entry, MAP_BUILD_WORKER.near);
   }
   return base;
 }

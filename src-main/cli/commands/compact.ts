@@ -17,6 +17,8 @@
  */
 import { compact } from '../../engine/cleaner/cleaner.ts';
 import { keyHashAlgorithm } from '../../engine/cleaner/key-hash.ts';
+import { MAP_BUILD_WORKER } from '../../engine/cleaner/map-builder.ts';
+import { startEntryWorker } from '../../api/core/entry-worker.ts';
 import type { TopicConfig } from '../../engine/log/topic-config.ts';
 import { printOutcome } from './retention.ts';
 
@@ -55,6 +57,7 @@ export function runCompact(dir: string, flags: CompactFlags): void {
     ...(flags.now !== undefined ? { now: flags.now } : {}),
     ...(flags.dedupeBufferSize !== undefined ? { dedupeBufferSize: flags.dedupeBufferSize } : {}),
     ...(flags.keyHash !== undefined ? { keyHash: keyHashAlgorithm(flags.keyHash) } : {}),
+    mapWorker: () => startEntryWorker(MAP_BUILD_WORKER.entry, MAP_BUILD_WORKER.near),
     dryRun: flags.dryRun ?? false,
     ...(flags.trashDir ? { trashDir: flags.trashDir } : {}),
     ...(flags.explain ? { explain: { ...(flags.explainLimit !== undefined ? { limit: flags.explainLimit } : {}) } } : {}),

@@ -53,7 +53,7 @@ import { readCheckpointEntry, setCheckpointEntry } from './checkpoint-entries.ts
 import { rulesNamed } from './classic-rules.ts';
 import { filterBatch, SegmentStats, type CompactionReason, type FilteredBatch } from './compactor.ts';
 import { FileSteps, ioErrorOf, isOsError, SimulatedCrash } from './file-steps.ts';
-import { buildOffsetMap } from './map-builder.ts';
+import { buildOffsetMap, type StartMapBuildWorker } from './map-builder.ts';
 import type { KeyHashAlgorithm } from './key-hash.ts';
 import { DEFAULT_DEDUPE_BUFFER_SIZE, DEFAULT_LOAD_FACTOR, SkimpyOffsetMap } from './offset-map.ts';
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, loadProducerState, type ProducerState } from './producer-state.ts';
@@ -105,6 +105,14 @@ export interface CompactionOptions {
   maxPasses?: number;
   /** Collect the decision of every record and batch (`decisions.ts`); the report gets `decisions`. */
   explain?: ExplainOptions;
+  /**
+   * Starts the offset-map build's worker thread (`map-builder.ts`: the second and later dirty
+   * segments are read and their keys digested there while this thread puts); without it, one thread.
+   * The map is the same either way.
+   */
+  mapWorker?: StartMapBuildWorker;
+  /** Dirty bytes from which `mapWorker` is used (default `THREADED_MAP_MIN_BYTES`, 32 MiB). */
+  threadedMapFromBytes?: number;
 }
 
 /** One cleaned group of a round. */
@@ -224,6 +232,8 @@ function cleanMapped(log: PartitionLog, opts: CompactionOptions, env: RoundEnv, 
   const built = buildOffsetMap(log, range.firstDirtyOffset, range.firstUncleanableOffset, env.map, {
     ...(superseded ? { superseded } : {}),
     ...(env.signal ? { signal: env.signal } : {}),
+    ...(opts.mapWorker ? { startWorker: opts.mapWorker } : {}),
+    ...(opts.threadedMapFromBytes !== undefined ? { threadedFromBytes: opts.threadedMapFromBytes } : {}),
     onBytes: (n) => {
       mapped += n;
       if ((mapped & 0xfffff) < n) env.onProgress?.({ phase: 'build offset map', done: mapped, total: totalDirty, bytes: mapped });

@@ -15,16 +15,31 @@
  * key whose newest value is in the active segment survive the round (B04) — what Kafka does; the
  * issue text's "keys in the active segment count" does not match Kafka's `Cleaner.buildOffsetMap`
  * (it maps up to LogCleanerManager.cleanableOffsets' firstUncleanableOffset).
+ *
+ * Two threads (issue 16). Reading a segment, checking its CRCs, walking its records and digesting
+ * its keys (`map-chunks.ts`) does not depend on the map; only the puts, the transaction state and
+ * the stop when the map is full do. So when the caller gives `startWorker` and the dirty section has
+ * two segments or more and at least {@link THREADED_MAP_MIN_BYTES}, a worker thread
+ * (`map-build-worker.ts`) digests the second and later dirty segments while this thread maps the
+ * first one itself (which also hides the thread's start), then this thread applies the worker's
+ * chunks in segment order: the same per-batch steps on the same digests as in one thread, so the
+ * map's entries, its latestOffset, `full`, the superseded offsets and any error are the same, and a
+ * map that fills up stops at the same record (the worker's read-ahead is then thrown away).
+ * Bounds: the worker is at most {@link MAX_CHUNKS_AHEAD} chunks (`map-chunks.ts`: ~270 KB each)
+ * ahead of the puts and reads with the scan's bounded windows; the map itself is the only large
+ * buffer (`log.cleaner.dedupe.buffer.size`). Cancelling is checked here as in one thread (every 256
+ * batches, and while waiting), and stops the worker. A worker that stays silent for
+ * {@link WORKER_STALL_MS} (it could not start) is stopped and the rest is read in this thread.
  */
+import { receiveMessageOnPort, MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { KlxError } from '../errors.ts';
-import { decodeV2Records, inflateRecordsArea } from '../format/record-batch.ts';
-import { V2_HEADER_SIZE } from '../format/types.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
+import { stopWorker } from '../sql/duckdb-gate.ts';
 import { segmentsInRange } from './cleanable-range.ts';
+import type { KeyHashAlgorithm } from './key-hash.ts';
+import { errorOf, F_CONTROL, F_ERROR, F_LEGACY, F_NO_CONTROL_TYPE, F_TRANSACTIONAL, INTS, mapChunks, MAX_CHUNKS_AHEAD, type MapChunk, type MapSegmentTask, type MapWorkerMessage, type MapWorkerStart } from './map-chunks.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
-import { newRecordView, readRecordAt } from './record-walk.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
-import { sourceBatches, withSegmentFile } from './source-batches.ts';
 import { CleanedTransactionMetadata, collectAbortedTransactions } from './txn-metadata.ts';
 
 /** What building the map did. */
@@ -36,7 +51,21 @@ export interface MapBuildResult {
   verified: Set<bigint>;
   recordsRead: number;
   bytesRead: number;
+  /** Dirty segments whose keys a worker thread digested (0 in one thread). */
+  segmentsOnWorker: number;
 }
+
+/** The map-build worker entry, for its host to start it (`core/entry-worker.ts`: built or from source). */
+export const MAP_BUILD_WORKER = { entry: 'map-build-worker', near: import.meta.url } as const;
+
+/** Starts one thread on {@link MAP_BUILD_WORKER}. */
+export type StartMapBuildWorker = () => Worker;
+
+/** Dirty bytes from which the map is built on two threads (below, a thread's start costs more than it saves). */
+export const THREADED_MAP_MIN_BYTES = 32 * 1024 * 1024;
+
+/** Milliseconds without a chunk after which the worker is given up and the rest is read here. */
+export const WORKER_STALL_MS = 30_000;
 
 /** Options of {@link buildOffsetMap}. */
 export interface MapBuildOptions {
@@ -45,101 +74,221 @@ export interface MapBuildOptions {
   onBytes?: (n: number) => void;
   /** Receives every offset a put supersedes (`superseded-offsets.ts`). */
   superseded?: SupersededOffsets;
-}
-
-const view = newRecordView();
-let scratchCap = 0;
-let digests = new Int32Array(0);
-let offs = new Float64Array(0);
-function ensureScratch(n: number): void {
-  if (n <= scratchCap) return;
-  scratchCap = Math.max(n, scratchCap * 2, 1024);
-  digests = new Int32Array(scratchCap * 4);
-  offs = new Float64Array(scratchCap);
+  /** Starts the map-build worker (see the module comment); without it, one thread. */
+  startWorker?: StartMapBuildWorker;
+  /** Dirty bytes from which the worker is used (default {@link THREADED_MAP_MIN_BYTES}). */
+  threadedFromBytes?: number;
+  /** Milliseconds without a chunk before the worker is given up (default {@link WORKER_STALL_MS}). */
+  workerStallMs?: number;
 }
 
 function checkDone(signal: AbortSignal | undefined, log: PartitionLog): void {
   if (signal?.aborted) throw new KlxError('cancelled', 'compaction cancelled while building the offset map: nothing was changed', { file: log.dir });
 }
 
+/** Applies chunks to the map in order: the decisions and puts of the one-thread build (see the module comment). */
+class ChunkApplier {
+  private segment = -1;
+  private batchesSinceCheck = 0;
+  /** Batches of the current segment applied (to resume it elsewhere). */
+  appliedInSegment = 0;
+  private readonly txn = new CleanedTransactionMetadata();
+  readonly result: MapBuildResult = { full: false, segments: 0, verified: new Set(), recordsRead: 0, bytesRead: 0, segmentsOnWorker: 0 };
+
+  constructor(
+    private readonly log: PartitionLog,
+    private readonly tasks: readonly MapSegmentTask[],
+    private readonly start: bigint,
+    private readonly end: bigint,
+    private readonly map: SkimpyOffsetMap,
+    private readonly opts: MapBuildOptions,
+  ) {
+    this.txn.addAbortedTransactions(collectAbortedTransactions(log, start, end));
+  }
+
+  /**
+   * Applies `c`, whose segment index is `c.segment + shift`, skipping its first `skip` batches.
+   * @returns false when the map became full (stop).
+   * @throws the errors of the one-thread build, `cancelled`.
+   */
+  apply(c: MapChunk, shift: number, skip = 0): boolean {
+    const si = c.segment + shift;
+    const map = this.map;
+    const result = this.result;
+    const superseded = this.opts.superseded;
+    if (si !== this.segment) {
+      this.segment = si;
+      this.batchesSinceCheck = 0;
+      this.appliedInSegment = 0;
+      result.segments++;
+      checkDone(this.opts.signal, this.log);
+    }
+    const ints = c.ints;
+    const longs = c.longs;
+    let k = 0;
+    for (let i = 0; i < c.batches; i++) {
+      const p = i * INTS;
+      const flags = ints[p]!;
+      const keys = flags & F_ERROR ? 0 : ints[p + 5]!;
+      const firstKey = k;
+      k += keys;
+      if (i < skip) continue;
+      this.appliedInSegment++;
+      if (++this.batchesSinceCheck >= 256) {
+        this.batchesSinceCheck = 0;
+        checkDone(this.opts.signal, this.log);
+      }
+      const size = ints[p + 3]!;
+      result.bytesRead += size;
+      this.opts.onBytes?.(size);
+      const lastOffset = longs[2 * i]!;
+      const producerId = longs[2 * i + 1]!;
+      const isTransactional = (flags & F_TRANSACTIONAL) !== 0;
+      if (flags & F_CONTROL) {
+        if (flags & F_ERROR) throw errorOf(c.errors[ints[p + 5]!]!);
+        this.txn.onControlBatchRead({ producerId, isTransactional, lastOffset, controlType: flags & F_NO_CONTROL_TYPE ? null : ints[p + 1]! });
+        result.recordsRead++;
+      } else if (!this.txn.onBatchRead({ producerId, isTransactional, lastOffset })) {
+        if (flags & F_ERROR) throw errorOf(c.errors[ints[p + 5]!]!);
+        if (!(flags & F_LEGACY)) {
+          result.recordsRead += ints[p + 2]!;
+          const n = keys;
+          const done = firstKey === 0 ? map.putAll(c.digests, c.offsets, n, superseded) : map.putAll(c.digests.subarray(firstKey * 4), c.offsets.subarray(firstKey), n, superseded);
+          if (done < n) {
+            result.full = true;
+            return false;
+          }
+        } else {
+          for (let j = firstKey; j < firstKey + keys; j++) {
+            if (map.full) {
+              result.recordsRead += c.ordinals[j]!;
+              result.full = true;
+              return false;
+            }
+            const prev = map.putHashed(c.digests, c.offsets[j]!, j * 4);
+            if (prev >= 0 && superseded) superseded.mark(prev);
+          }
+          result.recordsRead += ints[p + 2]!;
+        }
+      } else result.recordsRead += ints[p + 2]!;
+      if (lastOffset >= this.start) map.updateLatestOffset(Number(lastOffset));
+    }
+    if (c.last) {
+      if (c.readError) throw errorOf(c.readError);
+      const next = si + 1 < this.tasks.length ? this.tasks[si + 1]!.baseOffset : this.end;
+      map.updateLatestOffset(Number(next - 1n));
+      if (this.tasks[si]!.from === 0) result.verified.add(this.tasks[si]!.baseOffset);
+    }
+    return true;
+  }
+
+  /** The segment being applied (−1 before the first). */
+  get currentSegment(): number {
+    return this.segment;
+  }
+}
+
+/** The worker side of a threaded build: starts it, hands out its chunks in order, stops it. */
+class WorkerFeed {
+  private readonly control = new Int32Array(new SharedArrayBuffer(16));
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+  private taken = 0;
+
+  constructor(start: StartMapBuildWorker, tasks: MapSegmentTask[], startOffset: bigint, keyHash: KeyHashAlgorithm, private readonly stallMs: number) {
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.worker = start();
+    this.worker.unref();
+    const msg: MapWorkerStart = { tasks, start: startOffset, keyHash, control: this.control.buffer as SharedArrayBuffer, port: channel.port2 };
+    this.worker.postMessage(msg, [channel.port2]);
+  }
+
+  /**
+   * The next chunk, waiting for it (calling `onWait`, which checks the signal, every 20 ms); null
+   * when the worker failed or stayed silent for `stallMs` (the caller reads the rest itself).
+   * @throws KlxError `cancelled` (through `onWait`).
+   */
+  next(onWait: () => void): MapChunk | null {
+    const ctl = this.control;
+    let since = Date.now();
+    for (;;) {
+      const seen = Atomics.load(ctl, 0);
+      const m = receiveMessageOnPort(this.port);
+      if (m) {
+        const msg = m.message as MapWorkerMessage;
+        Atomics.store(ctl, 1, ++this.taken);
+        Atomics.notify(ctl, 1);
+        return 'chunk' in msg ? msg.chunk : null;
+      }
+      onWait();
+      if (Atomics.wait(ctl, 0, seen, 20) === 'timed-out' && Atomics.load(ctl, 0) === seen) {
+        if (Date.now() - since > this.stallMs) return null;
+      } else since = Date.now();
+    }
+  }
+
+  /** Stops the worker (it may be reading ahead). */
+  close(): void {
+    Atomics.store(this.control, 2, 1);
+    Atomics.notify(this.control, 1);
+    this.port.close();
+    stopWorker(this.worker).catch(() => undefined);
+  }
+}
+
 /**
- * Fills `map` from the dirty section `[start, end)` of `log` (see the module comment).
+ * Fills `map` from the dirty section `[start, end)` of `log` (see the module comment), on two
+ * threads when `opts.startWorker` is given and the section is large enough.
  * @throws KlxError for a damaged segment (see `source-batches.ts`), `cancelled`.
  */
 export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, map: SkimpyOffsetMap, opts: MapBuildOptions = {}): MapBuildResult {
   map.clear();
   const dirty = segmentsInRange(log, start, end);
-  const txn = new CleanedTransactionMetadata();
-  txn.addAbortedTransactions(collectAbortedTransactions(log, start, end));
-  const startNum = Number(start);
-  const superseded = opts.superseded;
-  const result: MapBuildResult = { full: false, segments: 0, verified: new Set(), recordsRead: 0, bytesRead: 0 };
-  for (let si = 0; si < dirty.length; si++) {
-    const seg = dirty[si]!;
-    const nextStart = si + 1 < dirty.length ? dirty[si + 1]!.baseOffset : end;
-    result.segments++;
-    checkDone(opts.signal, log);
-    let batchesSinceCheck = 0;
-    const from = seg.positionFor(start);
-    for (const entry of sourceBatches(seg, from, true, true)) {
-      if (++batchesSinceCheck >= 256) {
-        batchesSinceCheck = 0;
-        checkDone(opts.signal, log);
-      }
-      const h = entry.header;
-      result.bytesRead += h.size;
-      opts.onBytes?.(h.size);
+  const tasks: MapSegmentTask[] = dirty.map((seg) => ({ file: seg.files.log, baseOffset: seg.baseOffset, from: seg.positionFor(start) }));
+  const applier = new ChunkApplier(log, tasks, start, end, map, opts);
+  const dirtyBytes = dirty.reduce((a, seg, i) => a + Math.max(0, seg.size - tasks[i]!.from), 0);
+  const threaded = opts.startWorker !== undefined && tasks.length >= 2 && dirtyBytes >= (opts.threadedFromBytes ?? THREADED_MAP_MIN_BYTES);
+  if (!threaded) {
+    for (const c of mapChunks(tasks, start, map.digestInto, false)) if (!applier.apply(c, 0)) return applier.result;
+  } else {
+    let feed: WorkerFeed | null = null;
+    /** Segments mapped here before the worker's: the first one, read while the thread starts. */
+    const local = 1;
+    try {
       try {
-        if (h.isControl) {
-          const recs = decodeV2Records(h, entry.bytes);
-          txn.onControlBatchRead({ producerId: h.producerId, isTransactional: h.isTransactional, lastOffset: h.lastOffset, controlType: recs[0]?.control?.typeId ?? null });
-          result.recordsRead++;
-        } else if (!txn.onBatchRead({ producerId: h.producerId, isTransactional: h.isTransactional, lastOffset: h.lastOffset })) {
-          if (h.magic === 2) {
-            const data = inflateRecordsArea(h, entry.bytes);
-            const base = Number(h.baseOffset);
-            // Hash the batch's keys, then put them (SkimpyOffsetMap.putAll may defer puts into buckets).
-            ensureScratch(h.recordCount);
-            let n = 0;
-            let pos = 0;
-            for (let i = 0; i < h.recordCount; i++) {
-              pos = readRecordAt(data, pos, data.length, view);
-              const offset = base + view.offsetDelta;
-              if (view.keyLength >= 0 && offset >= startNum) {
-                map.digestInto(data, view.keyStart, view.keyLength, digests, n * 4);
-                offs[n++] = offset;
-              }
-              result.recordsRead++;
-            }
-            if (pos !== data.length) throw new KlxError('corrupt-batch', `${data.length - pos} bytes left in the records area after ${h.recordCount} records`);
-            if (map.putAll(digests, offs, n, superseded) < n) {
-              result.full = true;
-              return result;
-            }
-          } else {
-            for (const r of entry.records ?? []) {
-              const offset = Number(r.offset);
-              if (r.key !== null && offset >= startNum) {
-                if (map.full) {
-                  result.full = true;
-                  return result;
-                }
-                const prev = map.putHashed(map.hash(r.key, 0, r.key.length), offset);
-                if (prev >= 0 && superseded) superseded.mark(prev);
-              }
-              result.recordsRead++;
-            }
-          }
-        } else result.recordsRead += h.recordCount;
-      } catch (err) {
-        if (err instanceof KlxError && err.position === undefined) throw withSegmentFile(new KlxError(err.code, `batch at baseOffset ${h.baseOffset}: ${err.reason}`, { position: h.position, cause: err }), seg);
-        throw withSegmentFile(err, seg, h.position);
+        feed = new WorkerFeed(opts.startWorker!, tasks.slice(local), start, map.keyHash, opts.workerStallMs ?? WORKER_STALL_MS);
+      } catch {
+        feed = null; // no thread: all in this one
       }
-      if (h.lastOffset >= start) map.updateLatestOffset(Number(h.lastOffset));
+      // The first segment here, while the worker starts and reads the next ones.
+      for (const c of mapChunks(tasks.slice(0, local), start, map.digestInto, false)) if (!applier.apply(c, 0)) return applier.result;
+      // Where this thread goes on if the worker fails: segment `resumeAt`, after its first `skip` batches.
+      let resumeAt = local;
+      let skip = 0;
+      while (feed && resumeAt < tasks.length) {
+        const c = feed.next(() => checkDone(opts.signal, log));
+        if (!c) {
+          feed.close();
+          feed = null;
+          break;
+        }
+        applier.result.segmentsOnWorker = Math.max(applier.result.segmentsOnWorker, c.segment + 1);
+        if (!applier.apply(c, local)) return applier.result;
+        resumeAt = c.last ? c.segment + local + 1 : c.segment + local;
+        skip = c.last ? 0 : applier.appliedInSegment;
+      }
+      if (resumeAt < tasks.length) {
+        for (const c of mapChunks(tasks.slice(resumeAt), start, map.digestInto, false)) {
+          const s = c.segment === 0 ? Math.min(skip, c.batches) : 0;
+          skip -= s;
+          if (!applier.apply(c, resumeAt, s)) return applier.result;
+        }
+      }
+    } finally {
+      feed?.close();
     }
-    map.updateLatestOffset(Number(nextStart - 1n));
-    if (from === 0) result.verified.add(seg.baseOffset);
   }
   map.flushDeferred();
-  return result;
+  return applier.result;
 }

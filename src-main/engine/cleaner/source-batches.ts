@@ -23,13 +23,22 @@ import type { LogSegment } from '../segment/log-segment.ts';
  * @throws KlxError with the code of the damage (`truncated-batch`, `crc-mismatch`, `unknown-magic`,
  *   `batch-length-out-of-range`, `corrupt-batch`...), `file` = the `.log` path and `position`.
  */
-export function* sourceBatches(seg: LogSegment, start = 0, verifyCrc = true, reuseWindows = false): Generator<BatchEntry> {
-  for (const e of scanLogFile(seg.files.log, { start, verifyCrc, resync: false, reuseWindows })) {
+export function sourceBatches(seg: LogSegment, start = 0, verifyCrc = true, reuseWindows = false): Generator<BatchEntry> {
+  return sourceBatchesOf(seg.files.log, seg.baseOffset, start, verifyCrc, reuseWindows);
+}
+
+/**
+ * {@link sourceBatches} of the segment whose `.log` file is `file` and baseOffset `baseOffset`
+ * (for a thread that has the file's path, not the `LogSegment`: `map-chunks.ts`).
+ * @throws KlxError as {@link sourceBatches}.
+ */
+export function* sourceBatchesOf(file: string, baseOffset: bigint, start = 0, verifyCrc = true, reuseWindows = false): Generator<BatchEntry> {
+  for (const e of scanLogFile(file, { start, verifyCrc, resync: false, reuseWindows })) {
     if (e.type !== 'batch') {
-      throw new KlxError(e.code, `log segment may be corrupt: ${e.reason}`, { file: seg.files.log, position: e.position, details: { segment: seg.baseOffset.toString(), bytes: e.size } });
+      throw new KlxError(e.code, `log segment may be corrupt: ${e.reason}`, { file, position: e.position, details: { segment: baseOffset.toString(), bytes: e.size } });
     }
     if (e.header.crcValid === false) {
-      throw new KlxError('crc-mismatch', `log segment may be corrupt: the batch at baseOffset ${e.header.baseOffset} fails its CRC-32C check`, { file: seg.files.log, position: e.header.position });
+      throw new KlxError('crc-mismatch', `log segment may be corrupt: the batch at baseOffset ${e.header.baseOffset} fails its CRC-32C check`, { file, position: e.header.position });
     }
     yield e;
   }
