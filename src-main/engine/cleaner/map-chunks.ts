@@ -14,7 +14,7 @@
  * an error reading the segment (a damaged batch, a CRC mismatch) ends the segment's chunks.
  *
  * Bounds: a chunk is handed over once it holds {@link CHUNK_KEYS} keys or {@link CHUNK_BATCHES}
- * batches (one batch's keys at least), so about 28 × 8192 + 40 × 1024 B ≈ 270 KB plus the read windows of the
+ * batches (one batch's keys at least), so about 28 × 32768 + 40 × 4096 B ≈ 1.1 MB plus the read windows of the
  * scan (`log-reader.ts`, `log.cleaner.io.buffer.size`-sized, grown only for a larger batch).
  */
 import { errorAt, KlxError } from '../errors.ts';
@@ -26,9 +26,9 @@ import { newRecordView, readRecordAt } from './record-walk.ts';
 import { sourceBatchesOf } from './source-batches.ts';
 
 /** Keys after which a chunk is handed over. */
-export const CHUNK_KEYS = 8192;
+export const CHUNK_KEYS = 32768;
 /** Batches after which a chunk is handed over. */
-export const CHUNK_BATCHES = 1024;
+export const CHUNK_BATCHES = 4096;
 
 /** Batch flags in {@link MapChunk.ints}. */
 export const F_CONTROL = 1;
