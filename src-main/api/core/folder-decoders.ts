@@ -9,11 +9,10 @@
  * `decode.choices` so the SQL sessions of the folder rebuild and the renderer decodes again. A
  * `log.changed` event inside a folder drops its decoder (an append to `_schemas` may add schemas).
  */
-import { openPath } from '../../engine/log/log-dir.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { AUTO, type FormatChoices, type Side, type TopicChoice, type UserSchema } from '../../engine/decode/format.ts';
 import { checkUserSchema } from '../../engine/decode/schemas/user-schemas.ts';
-import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
+import { openSchemasTopics, RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
 import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
 import type { FormatRegistry } from '../../engine/decode/format.ts';
 import { memoryDecodeChoicesStore, type DecodeChoicesStore } from './decode-choices-store.ts';
@@ -58,7 +57,7 @@ export class FolderDecoders {
     if (!d) {
       let schemas;
       try {
-        schemas = schemasOf(openPath(root)).registry;
+        schemas = schemasOf(openSchemasTopics(root)).registry;
       } catch {
         schemas = undefined;
       }

@@ -23,13 +23,12 @@
  */
 import { KlxError } from '../../engine/errors.ts';
 import { Pacer, scanSegmentFrom, segmentIndexFor, streamRecordsOf, walkLog, type WalkedBatch } from '../../engine/log/log-walk.ts';
-import { openPath } from '../../engine/log/log-dir.ts';
 import { PartitionLog } from '../../engine/log/partition-log.ts';
 import { abortedTxnsFromIndexes, AbortedTransactionFilter, isAbortMarker } from '../../engine/log/transactions.ts';
 import { inSegmentOrder, splitPays, type ParallelScanOptions } from '../../engine/log/segment-tasks.ts';
 import { DecodedCondition } from '../../engine/decode/decoded-condition.ts';
 import type { Decoded, FormatChoices } from '../../engine/decode/format.ts';
-import { RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
+import { openSchemasTopics, RecordDecoder, schemasOf } from '../../engine/decode/record-decoder.ts';
 import { defaultFormatRegistry } from '../../engine/decode/default-formats.ts';
 import type { BatchHeader, KafkaRecord } from '../../engine/format/types.ts';
 import type { AbortedTxn } from '../../engine/files/txn-index.ts';
@@ -72,7 +71,7 @@ export function folderDecoder(key: DecoderKey): RecordDecoder {
   if (!d) {
     let schemas;
     try {
-      schemas = schemasOf(openPath(key.root)).registry;
+      schemas = schemasOf(openSchemasTopics(key.root)).registry;
     } catch {
       schemas = undefined;
     }

@@ -178,3 +178,29 @@ describe('keys and values decoded in turn keep each side on its own remembered f
     }
   }, 60_000);
 });
+
+describe('openSchemasTopics: only the _schemas partitions are opened for the schemas (python3-avro bodies, _schemas by klx append)', () => {
+  it('opens _schemas-0 alone, lists no other partition, and the registry has the same schemas as one built from every partition', async () => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { openSchemasTopics, schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const opened = openSchemasTopics(fx.logDir);
+      expect(opened.logDirs.flatMap((d) => d.partitions.map((p) => `${p.topic}-${p.partition}`))).toEqual(['_schemas-0']);
+      expect(opened.logDirs.flatMap((d) => d.unopened)).toEqual([]);
+      const every = allPartitions(openPath(fx.logDir)).map((p) => p.log.topic).sort();
+      expect(every).toEqual(['_schemas', 'events', 'orders', 'payments', 'plain']);
+      const few = schemasOf(opened);
+      const all = schemasOf(openPath(fx.logDir));
+      const rows = (r: typeof few) => r.registry.all().map((e) => [e.id, e.subject, e.version]).sort((a, b) => Number(a[0]) - Number(b[0]));
+      expect(rows(few)).toEqual(rows(all));
+      expect(few.stats).toEqual(all.stats);
+      // Ids 7 and 21 are the ones the orders records are framed with (see the test above).
+      expect(few.registry.byId(7)?.subject).toBe('orders-value');
+      expect(few.registry.byId(21)).toBeDefined();
+      expect(few.registry.size).toBeGreaterThanOrEqual(2);
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});
