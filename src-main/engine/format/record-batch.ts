@@ -211,11 +211,15 @@ export function visitV2Records(header: BatchHeader, data: Uint8Array, visit: V2R
   walkWholeRecordsArea(header, data, count, () => walkV2Records(data, count, visit));
 }
 
-const NO_VISIT: V2RecordVisitor = () => {};
-
 /** Walks a decompressed records area with no visitor; errors as {@link decodeV2Records} gives them. */
 function checkRecordsArea(header: BatchHeader, data: Uint8Array, count: number): void {
-  walkWholeRecordsArea(header, data, count, () => walkV2Records(data, count, NO_VISIT));
+  walkWholeRecordsArea(header, data, count, () => {
+    // Its own loop (no visitor call per record: one call site shared by every visitor is not inlined).
+    const len = data.length;
+    let pos = 0;
+    for (let i = 0; i < count; i++) pos = checkRecordAt(data, pos, len, i);
+    return pos;
+  });
 }
 
 /**
@@ -365,6 +369,55 @@ function skipVarlongSlow(d: Uint8Array, pos: number, end: number): number {
  */
 export type V2RecordVisitor = (i: number, recStart: number, offsetDelta: number, keyAt: number, keyLength: number, valueLength: number, headerCount: number, keyStart: number) => void;
 
+/** What {@link checkRecordAt} read of the record it checked (module slots, as {@link after}: no object per record). */
+let recOffsetDelta = 0;
+let recKeyAt = 0;
+let recKeyStart = 0;
+let recKeyLength = 0;
+let recValueLength = 0;
+let recHeaderCount = 0;
+
+/**
+ * Checks record `i` whose length varint is at `pos` of the records area `d` (`len` bytes): the
+ * checks and messages of Kafka's `DefaultRecord.readFrom`, in its order. Sets {@link recOffsetDelta},
+ * {@link recKeyAt} (position of the key's length varint), {@link recKeyStart} (of its first byte),
+ * {@link recKeyLength} / {@link recValueLength} (−1 = null) and {@link recHeaderCount}.
+ * @returns the position after the record.
+ * @throws KlxError `corrupt-batch` without a position (the caller adds the batch's).
+ */
+function checkRecordAt(d: Uint8Array, pos: number, len: number, i: number): number {
+  const length = varint(d, pos, len);
+  const start = after;
+  const end = start + length;
+  if (length < 0 || end > len) throw corrupt(`record ${i} declares ${length} bytes but only ${len - start} remain`);
+  // attributes (not checked: an empty record fails on the next field), timestampDelta
+  pos = skipVarlong(d, start + 1, end);
+  recOffsetDelta = varint(d, pos, end);
+  const keyAt = after;
+  recKeyAt = keyAt;
+  const keyLength = varint(d, keyAt, end); // key
+  pos = after;
+  recKeyStart = pos;
+  if (keyLength >= 0) {
+    if (pos + keyLength > end) throw corrupt(`a field of ${keyLength} bytes runs past the end of its record`);
+    pos += keyLength;
+  }
+  const valueLength = varint(d, pos, end); // value
+  pos = after;
+  if (valueLength >= 0) {
+    if (pos + valueLength > end) throw corrupt(`a field of ${valueLength} bytes runs past the end of its record`);
+    pos += valueLength;
+  }
+  const headerCount = varint(d, pos, end); // headers count
+  pos = after;
+  if (headerCount !== 0) pos = walkHeaders(d, pos, end, i, headerCount);
+  if (pos !== end) throw corrupt(`record ${i} declares ${length} bytes but its fields take ${pos - start}`);
+  recKeyLength = keyLength < 0 ? -1 : keyLength;
+  recValueLength = valueLength < 0 ? -1 : valueLength;
+  recHeaderCount = headerCount;
+  return pos;
+}
+
 /**
  * Walks the records area `data` of a v2 batch holding `count` records, checking every record (the
  * checks and messages of Kafka's `DefaultRecord.readFrom`, in its order), and reports each to `visit`.
@@ -372,37 +425,12 @@ export type V2RecordVisitor = (i: number, recStart: number, offsetDelta: number,
  * @throws KlxError `corrupt-batch` without a position (the caller adds the batch's).
  */
 export function walkV2Records(data: Uint8Array, count: number, visit: V2RecordVisitor): number {
-  const d = data;
-  const len = d.length;
+  const len = data.length;
   let pos = 0;
   for (let i = 0; i < count; i++) {
     const recStart = pos;
-    const length = varint(d, pos, len);
-    const start = after;
-    const end = start + length;
-    if (length < 0 || end > len) throw corrupt(`record ${i} declares ${length} bytes but only ${len - start} remain`);
-    // attributes (not checked: an empty record fails on the next field), timestampDelta
-    pos = skipVarlong(d, start + 1, end);
-    const offsetDelta = varint(d, pos, end);
-    const keyAt = after;
-    const keyLength = varint(d, keyAt, end); // key
-    pos = after;
-    const keyStart = pos;
-    if (keyLength >= 0) {
-      if (pos + keyLength > end) throw corrupt(`a field of ${keyLength} bytes runs past the end of its record`);
-      pos += keyLength;
-    }
-    const valueLength = varint(d, pos, end); // value
-    pos = after;
-    if (valueLength >= 0) {
-      if (pos + valueLength > end) throw corrupt(`a field of ${valueLength} bytes runs past the end of its record`);
-      pos += valueLength;
-    }
-    const headerCount = varint(d, pos, end); // headers count
-    pos = after;
-    if (headerCount !== 0) pos = walkHeaders(d, pos, end, i, headerCount);
-    if (pos !== end) throw corrupt(`record ${i} declares ${length} bytes but its fields take ${pos - start}`);
-    visit(i, recStart, offsetDelta, keyAt, keyLength < 0 ? -1 : keyLength, valueLength < 0 ? -1 : valueLength, headerCount, keyStart);
+    pos = checkRecordAt(data, pos, len, i);
+    visit(i, recStart, recOffsetDelta, recKeyAt, recKeyLength, recValueLength, recHeaderCount, recKeyStart);
   }
   return pos;
 }
@@ -426,10 +454,24 @@ export function recordTimestampDeltaAt(d: Uint8Array, recStart: number): number 
 /** Fills `records` with lazy records over the checked area (see {@link walkV2Records}). */
 function walkRecords(header: BatchHeader, data: Uint8Array, records: KafkaRecord[]): number {
   const shared = new RecordsArea(header, data);
-  const control = header.isControl;
-  return walkV2Records(shared.data, records.length, (i, recStart, offsetDelta, keyAt) => {
-    records[i] = control ? new V2ControlRecord(shared, recStart, offsetDelta, keyAt) : new V2Record(shared, recStart, offsetDelta, keyAt);
-  });
+  const d = shared.data;
+  const len = d.length;
+  const count = records.length;
+  let pos = 0;
+  if (header.isControl) {
+    for (let i = 0; i < count; i++) {
+      const recStart = pos;
+      pos = checkRecordAt(d, pos, len, i);
+      records[i] = new V2ControlRecord(shared, recStart, recOffsetDelta, recKeyAt);
+    }
+  } else {
+    for (let i = 0; i < count; i++) {
+      const recStart = pos;
+      pos = checkRecordAt(d, pos, len, i);
+      records[i] = new V2Record(shared, recStart, recOffsetDelta, recKeyAt);
+    }
+  }
+  return pos;
 }
 
 /** Checks the `count` headers of record `i` starting at `pos`; returns the position after them. */
@@ -458,6 +500,13 @@ function checkedVarint(d: Uint8Array, pos: number): number {
   if (b < 0x80) {
     after = pos + 1;
     return (b >>> 1) ^ -(b & 1);
+  }
+  // Two bytes: lengths of 64 to 8191 bytes (most keys and values past 63 bytes).
+  const b1 = d[pos + 1]!;
+  if (b1 < 0x80) {
+    const v = (b & 0x7f) | (b1 << 7);
+    after = pos + 2;
+    return (v >>> 1) ^ -(v & 1);
   }
   return varintAt(d, pos, d.length);
 }
