@@ -84,28 +84,40 @@ export function folderDecoder(key: DecoderKey): RecordDecoder {
 // ---------------------------------------------------------------------------------------------
 // One record against the search
 
-/** Folds ASCII letters to lower case (so a search ignores case without touching other UTF-8 bytes). */
+/** Where {@link foldAscii} folds bytes of up to {@link FOLD_SCRATCH_MAX} (grown on demand; a plain Uint8Array: writes to a Buffer cost more). */
+let foldScratch = new Uint8Array(4096);
+const FOLD_SCRATCH_MAX = 1 << 20;
+
+/**
+ * `b` with ASCII letters folded to lower case (so a search ignores case without touching other
+ * UTF-8 bytes), as a Buffer valid until the next call: up to 1 MiB it is a view of one scratch area
+ * (no allocation per key or value), longer ones get their own.
+ */
 function foldAscii(b: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(b.byteLength);
-  for (let i = 0; i < b.byteLength; i++) {
+  const len = b.byteLength;
+  let out = foldScratch;
+  if (len > out.length) {
+    out = new Uint8Array(len);
+    if (len <= FOLD_SCRATCH_MAX) foldScratch = out;
+  }
+  for (let i = 0; i < len; i++) {
     const c = b[i]!;
     out[i] = c >= 65 && c <= 90 ? c + 32 : c;
   }
-  return out;
+  return Buffer.from(out.buffer, out.byteOffset, len);
 }
 
+/** A control byte other than tab, LF and CR, in bytes read as Latin-1 (one character per byte). */
+const CONTROL_BYTE = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;
+
 /**
- * Whether bytes read as text already (no control byte other than tab, LF, CR): then the table shows
- * them as they are and their decoded text (a string, or JSON re-printed) holds the same words, so a
- * text search need not decode them. Binary bytes (framing, Avro, Protobuf, integers, internal topics)
- * are decoded for the text match.
+ * Whether bytes (given read as Latin-1) read as text already (no control byte other than tab, LF,
+ * CR): then the table shows them as they are and their decoded text (a string, or JSON re-printed)
+ * holds the same words, so a text search need not decode them. Binary bytes (framing, Avro,
+ * Protobuf, integers, internal topics) are decoded for the text match.
  */
-function looksLikeText(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i]!;
-    if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return false;
-  }
-  return true;
+function looksLikeText(latin1: string): boolean {
+  return !CONTROL_BYTE.test(latin1);
 }
 
 /** Lower-cases ASCII letters only (as {@link foldAscii} does to bytes). */
@@ -136,10 +148,24 @@ function recordMatcher(topic: string, partition: number, decoder: RecordDecoder,
   const needle = Buffer.from(req.ignoreCase ? text.toLowerCase() : text, 'utf8');
   const needleText = req.ignoreCase ? foldAsciiText(text) : text;
   const where = new Set(req.in);
+  // An ASCII text ignoring case is looked for in the bytes read as Latin-1 and lower-cased by V8
+  // (native, no byte loop here): there only A-Z lower-case to ASCII (every other byte stays at or
+  // above 0x80), so it matches exactly where the ASCII-folded bytes do.
+  const asciiFolded = req.ignoreCase && /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : null;
+  // The last bytes read as Latin-1 (a key or value is looked at by more than one test).
+  let lastBytes: Uint8Array | null = null;
+  let lastLatin1 = '';
+  const latin1 = (b: Uint8Array): string => {
+    if (b !== lastBytes) {
+      lastLatin1 = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+      lastBytes = b;
+    }
+    return lastLatin1;
+  };
   const has = (b: Uint8Array | null): boolean => {
     if (b === null || b.byteLength < needle.length) return false;
-    const hay = req.ignoreCase ? foldAscii(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    return hay.indexOf(needle) >= 0;
+    if (asciiFolded !== null) return latin1(b).toLowerCase().indexOf(asciiFolded) >= 0;
+    return (req.ignoreCase ? foldAscii(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).indexOf(needle) >= 0;
   };
   const hasText = (d: Decoded): boolean => {
     const t = d.text;
@@ -148,7 +174,7 @@ function recordMatcher(topic: string, partition: number, decoder: RecordDecoder,
   };
   /** The decoded text holds the text (only binary bytes are decoded for this; see {@link looksLikeText}). */
   const decodedHas = (side: 'key' | 'value', b: Uint8Array | null, key: Uint8Array | null): Decoded | null => {
-    if (!req.decoded || b === null || looksLikeText(b)) return null;
+    if (!req.decoded || b === null || looksLikeText(latin1(b))) return null;
     const d = decoder.decode(topic, side, b, key);
     return hasText(d) ? d : null;
   };
@@ -157,8 +183,11 @@ function recordMatcher(topic: string, partition: number, decoder: RecordDecoder,
     let value: Decoded | null = null;
     const hit: ('key' | 'value' | 'header')[] = [];
     if (text !== '') {
-      if (where.has('key') && (has(r.key) || (key = decodedHas('key', r.key, null)) !== null)) hit.push('key');
-      if (where.has('value') && (has(r.value) || (value = decodedHas('value', r.value, r.key)) !== null)) hit.push('value');
+      // Each access makes a new view of the bytes: read once, so the Latin-1 text is made once.
+      const kb = r.key;
+      const vb = where.has('value') ? r.value : null;
+      if (where.has('key') && (has(kb) || (key = decodedHas('key', kb, null)) !== null)) hit.push('key');
+      if (where.has('value') && (has(vb) || (value = decodedHas('value', vb, kb)) !== null)) hit.push('value');
       if (where.has('header') && r.headers.some((x) => has(Buffer.from(x.key, 'utf8')) || has(x.value))) hit.push('header');
       if (hit.length === 0) return null;
     }
