@@ -207,8 +207,12 @@ export function reencodedSize(restLength: number, tsDelta: number): number {
   return sizeOfVarint(body) + body;
 }
 
-/** Records up to this many bytes (after the timestamp delta) are copied byte by byte. */
-const SMALL_COPY = 256;
+/**
+ * Records up to this many bytes (after the timestamp delta) are copied byte by byte, longer ones
+ * with Buffer.copy: measured on 16–108-byte copies, the loop costs ~0.7 ns a byte warm (more while
+ * cold), Buffer.copy ~42 ns a call whatever the size up to there, so they cross near 56 bytes.
+ */
+const SMALL_COPY = 48;
 
 /**
  * Writes the record whose bytes from `restStart` to `end` are in `data`, re-encoded with `tsDelta`
@@ -220,10 +224,9 @@ export function writeReencoded(out: Buffer, p: number, data: Buffer, restStart: 
   out[p++] = 0;
   p = writeVarlong(out, p, tsDelta);
   if (rest <= SMALL_COPY) {
-    // A loop beats Buffer.copy (argument checks and a new view per call) for a record's few bytes.
+    // A loop beats Buffer.copy (argument checks, ~40 ns a call) for a record's few bytes.
     for (let i = restStart; i < end; i++) out[p++] = data[i]!;
     return p;
   }
-  out.set(data.subarray(restStart, end), p);
-  return p + rest;
+  return p + data.copy(out, p, restStart, end);
 }

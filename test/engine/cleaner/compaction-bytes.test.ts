@@ -72,6 +72,19 @@ describe('compaction, byte level', () => {
     expect(rs.map((r) => r.timestampDelta)).toEqual([0n, -7n]);
   });
 
+  it('survivors of every size are re-encoded byte for byte as an independent encoder writes them (copies of 7 to 392 bytes after the timestamp delta, both sides of the 48-byte loop/Buffer.copy switch)', () => {
+    const sizes = [0, 1, 30, 40, 41, 42, 43, 44, 45, 50, 90, 250, 380];
+    // Each size twice: the first copy of a key is superseded, so the batch is rebuilt with the second ones.
+    const records = [...sizes, ...sizes].map((n, i) => rec(`k${String(i % sizes.length).padStart(2, '0')}`, 'v'.repeat(n), TS + 100n - BigInt(i), i % 3 === 0 ? [{ key: 'h', value: Buffer.from([i]) }] : undefined));
+    const dir = buildPartition(tempDir(), { segments: [{ baseOffset: 0n, batches: [{ records }] }, { baseOffset: 26n, batches: [{ baseOffset: 26n, records: [rec('z', 'z', TS)] }] }] });
+    run(dir, { now: Number(TS) + 3 * 86_400_000 });
+    const [b] = batchesOf(seg0(dir));
+    const survivors = records.slice(sizes.length).map((r, j) => ({ ...r, offsetDelta: sizes.length + j }));
+    const expected = encodeBatch({ baseOffset: 0n, lastOffsetDelta: 25, records: survivors });
+    expect(b!.count).toBe(sizes.length);
+    expect(b!.bytes.toString('hex')).toBe(expected.toString('hex'));
+  });
+
   it('LogAppendTime: a rebuilt batch reads every survivor as the original maxTimestamp, with all deltas 0', () => {
     const dir = buildPartition(tempDir(), {
       segments: [
