@@ -28,8 +28,9 @@
  * Bounds: the worker is at most {@link MAX_CHUNKS_AHEAD} chunks (`map-chunks.ts`: ~1.1 MB each; fewer, larger chunks mean fewer hand-overs between the threads)
  * ahead of the puts and reads with the scan's bounded windows; the map itself is the only large
  * buffer (`log.cleaner.dedupe.buffer.size`). Cancelling is checked here as in one thread (every 256
- * batches, and while waiting), and stops the worker. A worker that stays silent for
- * {@link WORKER_STALL_MS} (it could not start) is stopped and the rest is read in this thread.
+ * batches, and while waiting), and stops the worker. A worker that has not started after
+ * {@link WORKER_START_MS} (its entry did not load) or stays silent for {@link WORKER_STALL_MS} is
+ * stopped and the rest is read in this thread.
  */
 import { receiveMessageOnPort, MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { KlxError } from '../errors.ts';
@@ -66,6 +67,9 @@ export const THREADED_MAP_MIN_BYTES = 32 * 1024 * 1024;
 
 /** Milliseconds without a chunk after which the worker is given up and the rest is read here. */
 export const WORKER_STALL_MS = 30_000;
+
+/** Milliseconds after which a worker that has not started (its entry failed to load, say) is given up. */
+export const WORKER_START_MS = 10_000;
 
 /** Options of {@link buildOffsetMap}. */
 export interface MapBuildOptions {
@@ -200,6 +204,10 @@ class WorkerFeed {
     this.port = channel.port1;
     this.worker = start();
     this.worker.unref();
+    // This thread is blocked while the worker runs, so a worker that fails (an entry that does not
+    // load) shows here as silence (see next()); its error event, delivered later, must not become
+    // an uncaught exception of this thread.
+    this.worker.on('error', () => undefined);
     const msg: MapWorkerStart = { tasks, start: startOffset, keyHash, control: this.control.buffer as SharedArrayBuffer, port: channel.port2 };
     this.worker.postMessage(msg, [channel.port2]);
   }
@@ -223,7 +231,8 @@ class WorkerFeed {
       }
       onWait();
       if (Atomics.wait(ctl, 0, seen, 20) === 'timed-out' && Atomics.load(ctl, 0) === seen) {
-        if (Date.now() - since > this.stallMs) return null;
+        const limit = Atomics.load(ctl, 3) === 1 ? this.stallMs : Math.min(this.stallMs, WORKER_START_MS);
+        if (Date.now() - since > limit) return null;
       } else since = Date.now();
     }
   }

@@ -171,6 +171,19 @@ describe('offset map on two threads', () => {
     expect(two).toEqual(one);
   });
 
+  it('reads the rest in this thread when the worker fails to load, without an uncaught error', async () => {
+    const dir = build();
+    let worker: Worker | null = null;
+    const failing = () => (worker = new Worker('throw new Error("the entry did not load")', { eval: true }));
+    const two = mapOf(dir, 24_000, 0n, { startWorker: failing, threadedFromBytes: 0, workerStallMs: 200 });
+    expect(two.result.segmentsOnWorker).toBe(0);
+    expect(two).toEqual(mapOf(dir, 24_000, 0n, {}));
+    // The worker's error event is delivered now that this thread runs its event loop again: without
+    // a listener it would be an uncaught exception (vitest fails the run on one).
+    await new Promise<void>((resolve) => (worker!.threadId === -1 ? resolve() : worker!.once('exit', () => resolve())));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
   it('is cancelled while the worker reads', () => {
     const dir = build();
     const ac = new AbortController();
