@@ -298,7 +298,15 @@ export interface BuildLogTablesOptions extends LongReadOptions {
    * (default {@link PARALLEL_BUILD_FROM_BYTES}: starting threads costs more than they save on a small log).
    */
   parallelFromBytes?: number;
+  /** Bytes of the first segment a parallel build decodes in the calling thread (default {@link FIRST_SEGMENT_HEAD_BYTES}; ≥ 0). */
+  firstSegmentHeadBytes?: number;
 }
+
+/**
+ * Bytes at the start of the first segment that a parallel build decodes in the building thread
+ * while its threads start (32 MiB: about as long as a thread takes to start from source).
+ */
+export const FIRST_SEGMENT_HEAD_BYTES = 32 * 2 ** 20;
 
 /** Default of {@link BuildLogTablesOptions.parallelFromBytes}: 64 MiB. */
 export const PARALLEL_BUILD_FROM_BYTES = 64 * 2 ** 20;
@@ -352,45 +360,38 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   if (!Number.isSafeInteger(cap) || cap < 0) throw new KlxError('invalid-argument', `value cap must be a non-negative number of bytes, got ${cap}`);
   const parts = allPartitions(opened);
 
-  await connection.run(`CREATE SCHEMA ${INTERNAL_SCHEMA}`);
-  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.meta`, [['key', 'varchar'], ['value', 'varchar']]));
-  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.record_rows`, RECORD_ROW_COLUMNS));
-  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.batch_rows`, BATCH_ROW_COLUMNS));
-  await connection.run(createTableSql('segments', SEGMENT_COLUMNS));
-  await connection.run(createTableSql('partitions', PARTITION_COLUMNS));
-  await connection.run(createTableSql('damage', DAMAGE_COLUMNS));
-  await connection.run(createTableSql('aborted_transactions', ABORTED_COLUMNS));
-  await connection.run(createTableSql('holes', HOLE_COLUMNS));
-  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.first_damage`, FIRST_DAMAGE_COLUMNS));
-
-  const recordOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'record_rows', kindsOf(RECORD_ROW_COLUMNS));
-  const batchOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'batch_rows', kindsOf(BATCH_ROW_COLUMNS));
-  const segmentOut = await ColumnarAppender.create(connection, null, 'segments', kindsOf(SEGMENT_COLUMNS));
-  const partitionOut = await ColumnarAppender.create(connection, null, 'partitions', kindsOf(PARTITION_COLUMNS));
-  const damageOut = await ColumnarAppender.create(connection, null, 'damage', kindsOf(DAMAGE_COLUMNS));
-  const holeOut = await ColumnarAppender.create(connection, null, 'holes', kindsOf(HOLE_COLUMNS));
-  const firstDamageOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'first_damage', kindsOf(FIRST_DAMAGE_COLUMNS));
-
-  const rowDecoder = RecordRowDecoder.create(opened, opts.decode);
-  await rowDecoder.writeSchemasTable(connection);
   const totalBytes = parts.reduce((s, p) => s + p.log.logSize, 0);
   const pacer = new Pacer({ signal: opts.signal, onProgress: opts.onProgress, phase: 'build SQL tables', total: totalBytes });
-  const aborted: AbortedRow[] = [];
-  const summary: BuildSummary = { partitions: parts.length, segments: 0, batches: 0, records: 0, damage: 0, holes: 0, abortedTransactions: 0, bytes: 0, elapsedMs: 0 };
-  const rel = (file: string) => relative(opened.root, file) || '.';
 
-  // Where segments are decoded and holes walked: worker threads, or this thread.
+  // Where segments are decoded and holes walked: worker threads, or this thread. The threads are
+  // started (and given their tasks) first, so that they start while DuckDB creates the tables.
   const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
   const parallel = opts.startWorker && threads > 1 && parts.some((p) => p.log.segments.length > 0) && totalBytes >= (opts.parallelFromBytes ?? PARALLEL_BUILD_FROM_BYTES);
   const pool = parallel ? new SqlBuildPool(opts.startWorker!, threads) : null;
   let segmentSource: (pid: number, si: number) => AsyncIterable<RowsChunk> | Iterable<RowsChunk>;
   let holesOf: (pid: number) => AsyncIterable<OffsetHole>;
   if (pool) {
-    const tasks = parts.map(({ log }) => ({
-      segments: log.segments.map((seg) => pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end: seg.files.logSize })),
+    // The first `head` bytes of the first segment are decoded here while the threads start (they
+    // would only be waited for); the threads take the rest of it (`from`) and every other segment.
+    const first = parts.findIndex((p) => p.log.segments.length > 0);
+    const head = Math.max(0, opts.firstSegmentHeadBytes ?? FIRST_SEGMENT_HEAD_BYTES);
+    const tasks = parts.map(({ log }, pid) => ({
+      segments: log.segments.map((seg, si) => {
+        const end = seg.files.logSize;
+        if (pid !== first || si !== 0) return pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end });
+        return end > head ? pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end, from: head }) : null;
+      }),
       holes: pool.submit({ kind: 'holes', dir: log.dir }),
     }));
-    segmentSource = (pid, si) => pool.chunks(tasks[pid]!.segments[si]!);
+    segmentSource = (pid, si) => {
+      const task = tasks[pid]!.segments[si]!;
+      if (pid !== first || si !== 0) return pool.chunks(task!);
+      const seg = parts[pid]!.log.segments[si]!;
+      return (async function* () {
+        yield* segmentRowChunks(seg, seg.files.logSize, { before: head });
+        if (task) yield* pool.chunks(task);
+      })();
+    };
     holesOf = (pid) => pool.holes(tasks[pid]!.holes);
   } else {
     segmentSource = (pid, si) => {
@@ -399,6 +400,18 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
     };
     holesOf = (pid) => scanHoles(parts[pid]!.log, { signal: opts.signal, onProgress: opts.onProgress });
   }
+  let tables: BuildTables;
+  try {
+    tables = await createBuildTables(connection, opened, opts.decode);
+  } catch (err) {
+    await pool?.close();
+    throw err;
+  }
+  const { recordOut, batchOut, segmentOut, partitionOut, damageOut, holeOut, firstDamageOut, rowDecoder } = tables;
+  const aborted: AbortedRow[] = [];
+  const summary: BuildSummary = { partitions: parts.length, segments: 0, batches: 0, records: 0, damage: 0, holes: 0, abortedTransactions: 0, bytes: 0, elapsedMs: 0 };
+  const rel = (file: string) => relative(opened.root, file) || '.';
+
   try {
   for (let pid = 0; pid < parts.length; pid++) {
     const { rel: dirRel, log } = parts[pid]!;
@@ -640,6 +653,47 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
 
   summary.elapsedMs = performance.now() - started;
   return summary;
+}
+
+/** The appenders of a build's tables (see {@link createBuildTables}). */
+interface BuildTables {
+  recordOut: ColumnarAppender;
+  batchOut: ColumnarAppender;
+  segmentOut: ColumnarAppender;
+  partitionOut: ColumnarAppender;
+  damageOut: ColumnarAppender;
+  holeOut: ColumnarAppender;
+  firstDamageOut: ColumnarAppender;
+  rowDecoder: RecordRowDecoder;
+}
+
+/**
+ * Creates the schema, the tables the walk fills and the `schemas` table, and opens their appenders.
+ * @throws DuckDB's error (a database that is not empty); KlxError for a schema path that cannot be read.
+ */
+async function createBuildTables(connection: DuckDBConnection, opened: OpenedLogs, decode: DecodeTableOptions | false | undefined): Promise<BuildTables> {
+  await connection.run(`CREATE SCHEMA ${INTERNAL_SCHEMA}`);
+  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.meta`, [['key', 'varchar'], ['value', 'varchar']]));
+  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.record_rows`, RECORD_ROW_COLUMNS));
+  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.batch_rows`, BATCH_ROW_COLUMNS));
+  await connection.run(createTableSql('segments', SEGMENT_COLUMNS));
+  await connection.run(createTableSql('partitions', PARTITION_COLUMNS));
+  await connection.run(createTableSql('damage', DAMAGE_COLUMNS));
+  await connection.run(createTableSql('aborted_transactions', ABORTED_COLUMNS));
+  await connection.run(createTableSql('holes', HOLE_COLUMNS));
+  await connection.run(createTableSql(`${INTERNAL_SCHEMA}.first_damage`, FIRST_DAMAGE_COLUMNS));
+
+  const recordOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'record_rows', kindsOf(RECORD_ROW_COLUMNS));
+  const batchOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'batch_rows', kindsOf(BATCH_ROW_COLUMNS));
+  const segmentOut = await ColumnarAppender.create(connection, null, 'segments', kindsOf(SEGMENT_COLUMNS));
+  const partitionOut = await ColumnarAppender.create(connection, null, 'partitions', kindsOf(PARTITION_COLUMNS));
+  const damageOut = await ColumnarAppender.create(connection, null, 'damage', kindsOf(DAMAGE_COLUMNS));
+  const holeOut = await ColumnarAppender.create(connection, null, 'holes', kindsOf(HOLE_COLUMNS));
+  const firstDamageOut = await ColumnarAppender.create(connection, INTERNAL_SCHEMA, 'first_damage', kindsOf(FIRST_DAMAGE_COLUMNS));
+
+  const rowDecoder = RecordRowDecoder.create(opened, decode);
+  await rowDecoder.writeSchemasTable(connection);
+  return { recordOut, batchOut, segmentOut, partitionOut, damageOut, holeOut, firstDamageOut, rowDecoder };
 }
 
 function listLiteral(items: string[], type: string): string {

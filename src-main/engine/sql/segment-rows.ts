@@ -94,6 +94,14 @@ export const STRING_T_INLINE_BYTES = 12;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const TWO_32 = 2 ** 32;
 
+/** Which entries of a segment {@link segmentRowChunks} gives (byte positions in the `.log`). */
+export interface SegmentPart {
+  /** Only entries starting at or after this position (default 0). */
+  from?: number;
+  /** Only entries starting before this position (default: all). */
+  before?: number;
+}
+
 /** Growable columns of the chunk being filled. */
 class ChunkBuilder {
   entries: (ChunkBatch | ChunkDamage)[] = [];
@@ -278,12 +286,23 @@ class ChunkBuilder {
  * The rows of one segment, `[0, end)` of its `.log` (`end`: the size the building thread saw, so a
  * worker reads the same bytes even if the file grew since), as chunks in file order. CRCs are
  * checked (a mismatch leaves `crcValid` false in the header: its records are still listed).
+ *
+ * `part` splits a segment in two at a byte position P, so that two threads share it: `before: P`
+ * gives the entries (batches, damaged regions) that start before P, `from: P` those that start at
+ * or after it. Both walk the segment from its start with the same reader (the entries before P are
+ * skipped, not decoded, by `from`), so they agree on where every entry starts even past damage,
+ * and the two parts together are the whole segment's chunks' entries and rows, in order.
  * @throws KlxError `not-found` / `io-error` when the `.log` cannot be read. Damage inside the file is
  *   never thrown: it becomes {@link ChunkDamage} entries, and undecodable records a batch `error`.
  */
-export function* segmentRowChunks(segment: LogSegment, end: number): Generator<RowsChunk> {
+export function* segmentRowChunks(segment: LogSegment, end: number, part: SegmentPart = {}): Generator<RowsChunk> {
   const b = new ChunkBuilder();
+  const from = part.from ?? 0;
+  const before = part.before ?? Infinity;
   for (const e of scanSegmentFrom(segment, 0, { verifyCrc: true, end, reuseWindows: true })) {
+    const position = e.type === 'batch' ? e.header.position : e.position;
+    if (position >= before) break;
+    if (position < from) continue;
     if (e.type !== 'batch') {
       b.entries.push({ t: 'damage', type: e.type, position: e.position, size: e.size, code: e.code, reason: e.reason });
     } else {

@@ -37,10 +37,11 @@ export const MAX_UNACKED = 2;
 export const HOLES_PER_MESSAGE = 4096;
 
 /**
- * A task: decode `[0, end)` of one segment, walk one partition's holes, or make the rows of the
+ * A task: decode `[0, end)` of one segment (only its entries starting at or after `from` when given,
+ * see `segment-rows.ts` `SegmentPart`), walk one partition's holes, or make the rows of the
  * consumer-group tables from the partitions `dirs` (group-table-rows.ts).
  */
-export type SqlBuildTask = { kind: 'segment'; dir: string; baseOffset: bigint; end: number } | { kind: 'holes'; dir: string } | { kind: 'groups'; dirs: string[] };
+export type SqlBuildTask = { kind: 'segment'; dir: string; baseOffset: bigint; end: number; from?: number } | { kind: 'holes'; dir: string } | { kind: 'groups'; dirs: string[] };
 
 /** Main → worker. */
 export type ToSqlBuildWorker = { type: 'run'; id: number; task: SqlBuildTask } | { type: 'ack'; id: number };

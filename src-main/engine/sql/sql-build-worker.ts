@@ -31,7 +31,7 @@ async function post(m: FromSqlBuildWorker, transfer: ArrayBuffer[] = []): Promis
 async function run(id: number, task: SqlBuildTask): Promise<void> {
   if (task.kind === 'segment') {
     const segment = new LogSegment(task.dir, task.baseOffset);
-    for (const chunk of segmentRowChunks(segment, task.end)) await post({ type: 'chunk', id, chunk }, chunkTransferList(chunk));
+    for (const chunk of segmentRowChunks(segment, task.end, { from: task.from })) await post({ type: 'chunk', id, chunk }, chunkTransferList(chunk));
   } else if (task.kind === 'groups') {
     const logs = task.dirs.map((d) => PartitionLog.open(d));
     const sinks = Object.fromEntries((Object.keys(GROUP_ROWS_COLUMNS) as GroupRowsTable[]).map((t) => [t, new RowsRecorder(t, (chunk) => post({ type: 'rows', id, chunk }))])) as Record<GroupRowsTable, RowsRecorder>;

@@ -7,7 +7,8 @@
  * than one chunk (70,000 records > CHUNK_RECORDS), a transaction aborted across a segment boundary,
  * a committed one, headers, keyless records, tombstones, a CRC-corrupted batch and a damaged tail;
  * on one with batches of every codec, keys longer than DuckDB's 12 inline bytes, bytes that are not
- * a batch inside a segment and a batch whose records cannot be decoded;
+ * a batch inside a segment and a batch whose records cannot be decoded, also with the head of the
+ * first segment decoded by the building thread (`firstSegmentHeadBytes`) and split at several places;
  * and on real broker data (a multi-segment partition written by a broker).
  */
 import { join } from 'node:path';
@@ -46,9 +47,13 @@ async function tableDump(s: SqlSession): Promise<Record<string, { rows: number; 
   return out;
 }
 
-async function bothBuilds(dir: string): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
+/**
+ * The one-thread build and the threaded one (every segment decoded by the threads, unless
+ * `firstSegmentHeadBytes` gives the building thread the head of the first segment).
+ */
+async function bothBuilds(dir: string, firstSegmentHeadBytes = 0): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
   const one = await openSql(dir, { threads: 1 });
-  const two = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0 });
+  const two = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0, firstSegmentHeadBytes });
   return { one: await tableDump(one), two: await tableDump(two), records: one.buildSummary!.records };
 }
 
@@ -87,11 +92,19 @@ describe('parallel SQL build', () => {
   }, 120_000);
 
   it('writes the same tables as the one-thread build, every column and row, with compressed batches, long keys, a damaged segment and an undecodable batch', async () => {
-    // Segment 0: 2,000 records in each codec (keys of 3 to 20 bytes, every 9th a tombstone, every 10th keyless).
-    const compressed: BatchInput[] = COMPRESSIONS.map((compression, c) => ({
-      compression,
-      records: Array.from({ length: 2000 }, (_, i) => rec(i % 10 === 0 ? null : `key-${'x'.repeat(i % 17)}${i}`, i % 9 === 0 ? null : `v${c}-${i}`, 5000 + i)),
-    }));
+    // Segment 0: 2,000 records in each codec (keys of 3 to 20 bytes, every 9th a tombstone, every
+    // 10th keyless), 100 bytes that are not a batch after the second.
+    const codecBatches = COMPRESSIONS.map((compression, c) =>
+      encodeBatch({
+        baseOffset: BigInt(c * 2000),
+        compression,
+        records: Array.from({ length: 2000 }, (_, i) => rec(i % 10 === 0 ? null : `key-${'x'.repeat(i % 17)}${i}`, i % 9 === 0 ? null : `v${c}-${i}`, 5000 + i)),
+      }),
+    );
+    const garbage = Buffer.alloc(100, 0x42);
+    const compressed: BatchInput[] = [codecBatches[0]!, codecBatches[1]!, garbage, ...codecBatches.slice(2)];
+    const garbageAt = codecBatches[0]!.length + codecBatches[1]!.length;
+    const fourthBatchAt = garbageAt + garbage.length + codecBatches[2]!.length;
     const afterCodecs = BigInt(COMPRESSIONS.length * 2000);
     // Segment 1: a transaction committed, bytes that are not a batch in the middle, then a batch whose
     // recordsCount claims more records than it holds (its records cannot be decoded), then data.
@@ -113,8 +126,11 @@ describe('parallel SQL build', () => {
     expect(records).toBe(COMPRESSIONS.length * 2000 + 3 + 1 + 2 + 1);
     expect(one['klx_internal.record_rows']!.rows).toBe(records);
     expect(one['klx_internal.batch_rows']!.rows).toBe(COMPRESSIONS.length + 2 + 1 + 1 + 1);
-    expect(one['main.damage']!.rows).toBe(3); // the 100 bytes in segment 1, the undecodable batch, the tail
+    expect(one['main.damage']!.rows).toBe(4); // the 100 bytes in segments 0 and 1, the undecodable batch, the tail
     expect(two).toEqual(one);
+    // The building thread decoding the head of segment 0 and a thread the rest, split inside the
+    // first batch, inside the damaged bytes, exactly at a batch: the same tables.
+    for (const head of [10, garbageAt + 50, fourthBatchAt]) expect({ head, tables: (await bothBuilds(dir, head)).two }).toEqual({ head, tables: one });
     const s = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0 });
     expect(await scalar(s, `SELECT string_agg(DISTINCT compression, ',' ORDER BY compression) FROM batches`)).toBe('gzip,lz4,none,snappy,zstd');
     expect(await scalar(s, `SELECT count(*) FROM records WHERE key IS NULL`)).toBe(BigInt(COMPRESSIONS.length * 200));
