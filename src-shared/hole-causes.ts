@@ -16,6 +16,7 @@ export const HOLE_CAUSES = [
   'empty-batch',
   'missing-segment',
   'corrupt-region',
+  'not-checked',
   'truncated-tail',
 ] as const;
 

@@ -441,5 +441,6 @@ export const HOLE_CAUSE_TEXT: Record<HoleCause, string> = {
   'empty-batch': 'a retained empty batch',
   'missing-segment': 'no segment holds these offsets (deleted or missing segment)',
   'corrupt-region': 'bytes that are not batches (damage)',
+  'not-checked': "a batch not read: its records inflate past this tool's decompression bound (--max-inflated-bytes); not damage, a consumer reads it (CompletedFetch)",
   'truncated-tail': 'a cut batch at the end of a segment (crash or copy)',
 };

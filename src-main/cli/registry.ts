@@ -51,6 +51,35 @@ export function registerCommands(program: Command): void {
   registerServe(program);
   registerQuery(program);
   registerExport(program);
+  for (const c of program.commands) if (READS_RECORDS.has(c.name())) withMaxInflatedBytes(c);
+}
+
+/** The commands that decompress records, which take `--max-inflated-bytes`. */
+const READS_RECORDS = new Set(['dump', 'fetch', 'holes', 'groups', 'verify', 'compact', 'query', 'export']);
+
+/** The most `--max-inflated-bytes` allows (2 GiB; `MAX_INFLATED_BYTES_CEILING` of engine/format/compression.ts, not imported here to keep startup light). */
+const MAX_INFLATED_BYTES = 2 * 1024 * 1024 * 1024;
+
+/**
+ * Adds `--max-inflated-bytes <bytes>` to a command that reads records: the bound on what one batch's
+ * records area may inflate to (`setMaxInflatedBytes`), set before the command runs, for this
+ * process and the worker threads it starts.
+ */
+function withMaxInflatedBytes(cmd: Command): void {
+  cmd
+    .option(
+      '--max-inflated-bytes <bytes>',
+      `read batches whose records inflate to up to this many bytes (default: recordsCount × max.message.bytes, at most 268435456; at most ${MAX_INFLATED_BYTES}). A batch past the bound is reported as not checked, not as damage (a broker has no such bound)`,
+      (v) => {
+        const n = parseNonNegativeInt(v, '--max-inflated-bytes');
+        if (n < 1 || n > MAX_INFLATED_BYTES) throw new InvalidArgumentError(`--max-inflated-bytes must be from 1 to ${MAX_INFLATED_BYTES} (2 GiB: one records area is held in memory whole), got ${v}`);
+        return n;
+      },
+    )
+    .hook('preAction', async (_cmd, action) => {
+      const n = action.opts()['maxInflatedBytes'] as number | undefined;
+      if (n !== undefined) (await import('../engine/format/compression.ts')).setMaxInflatedBytes(n);
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -69,8 +69,13 @@ export interface CleanerOutcome {
   partitions: PartitionOutcome[];
 }
 
-/** Error codes of damaged log data: a compaction failing with one marks the partition uncleanable (LogCleaner's LogCleaningException path). */
-const DATA_DAMAGE = new Set(['truncated-batch', 'invalid-tail', 'corrupt-region', 'unknown-magic', 'unknown-codec', 'batch-length-out-of-range', 'corrupt-batch', 'crc-mismatch', 'corrupt-record', 'decompression-limit', 'offset-overflow']);
+/**
+ * Error codes of damaged log data: a compaction failing with one marks the partition uncleanable
+ * (LogCleaner's LogCleaningException path). Not `decompression-limit`: a batch past this tool's
+ * decompression bound is a limit of the tool (its error names --max-inflated-bytes), which a
+ * broker's cleaner does not have (it reads records as a stream: DefaultRecordBatch).
+ */
+const DATA_DAMAGE = new Set(['truncated-batch', 'invalid-tail', 'corrupt-region', 'unknown-magic', 'unknown-codec', 'batch-length-out-of-range', 'corrupt-batch', 'crc-mismatch', 'corrupt-record', 'offset-overflow']);
 
 /** Kafka's uncleanable-bytes of a partition (see {@link PartitionOutcome.uncleanableBytes}), bounded by the high watermark (or LEO) instead of the last stable offset. */
 function uncleanableBytesOf(log: PartitionLog, now: number): number | null {

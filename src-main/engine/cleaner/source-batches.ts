@@ -47,8 +47,11 @@ export function* sourceBatchesOf(file: string, baseOffset: bigint, start = 0, ve
 /**
  * Names the place of an error thrown while handling a batch of `seg` (record decoding errors carry
  * only a position, sizes from corrupt header fields throw RangeErrors): the segment file and the
- * batch's position (`errorAt`).
+ * batch's position (`errorAt`), the reason prefixed as the broker's "log segment may be corrupt",
+ * except for `decompression-limit` (a limit of this tool, not damage).
  */
 export function withSegmentFile(err: unknown, seg: LogSegment, position?: number): unknown {
-  return errorAt(err, { file: seg.files.log, ...(position !== undefined ? { position } : {}) }, 'log segment may be corrupt');
+  // A batch past this tool's decompression bound is no damage: its reason says so and names --max-inflated-bytes.
+  const what = err instanceof KlxError && err.code === 'decompression-limit' ? 'the cleaner stops: it cannot read the batch' : 'log segment may be corrupt';
+  return errorAt(err, { file: seg.files.log, ...(position !== undefined ? { position } : {}) }, what);
 }

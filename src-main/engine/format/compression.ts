@@ -41,16 +41,71 @@ const XERIAL_BLOCK_SIZE = 32 * 1024;
 export const DEFAULT_MAX_MESSAGE_BYTES = 1048588;
 
 /**
- * Absolute ceiling on the uncompressed size of one records area (256 MiB), whatever its
- * recordsCount claims. Kafka has no such ceiling, but a producer's record can be no larger than
- * `max.request.size`/`buffer.memory` (1 MiB / 32 MiB by default), so a real batch stays far below.
+ * Default ceiling on the uncompressed size of one records area (256 MiB), whatever its
+ * recordsCount claims. Kafka has no such ceiling: a broker checks `max.message.bytes` against the
+ * batch as written, compressed (UnifiedLog.analyzeAndValidateRecords), and decompresses record by
+ * record as a stream where it decompresses at all (LogValidator, DefaultRecordBatch's streaming
+ * iterator), as the consumer does (CompletedFetch). A real batch of very compressible records (1,000
+ * records of 1 MiB of zeros) can therefore pass it: such a batch is reported as not checked, a limit
+ * of this tool, never as damage, and {@link setMaxInflatedBytes} (`--max-inflated-bytes`) raises it.
  */
 export const DECOMPRESSION_CEILING = 256 * 1024 * 1024;
 
 /**
- * The most bytes the records area of a batch may inflate to: `recordsCount` × the largest record
- * the topic's `max.message.bytes` permits uncompressed, at least one record's worth, and never
- * more than `ceiling`. This is klx's memory bound, not a Kafka rule: a broker checks only the compressed
+ * The most `--max-inflated-bytes` may allow (2 GiB): one records area is held in memory whole, so
+ * this bounds what reading one batch can take whatever the option says.
+ */
+export const MAX_INFLATED_BYTES_CEILING = 2 * 1024 * 1024 * 1024;
+
+/** The environment variable through which the bound reaches worker threads (and may be set by hand). */
+export const MAX_INFLATED_BYTES_ENV = 'KLX_MAX_INFLATED_BYTES';
+
+/**
+ * The bound set by {@link setMaxInflatedBytes} (or the environment), null for the default one.
+ * Read from the environment when the module loads, so worker threads started after the option was
+ * set use it too.
+ */
+let inflatedBytesOverride: number | null = parseMaxInflatedBytes(process.env[MAX_INFLATED_BYTES_ENV]);
+
+/**
+ * Checks a `--max-inflated-bytes` value: a whole number of bytes from 1 to {@link MAX_INFLATED_BYTES_CEILING}.
+ * @param text the value (a decimal number of bytes), undefined or empty for none.
+ * @returns the bytes, or null when none is given.
+ * @throws KlxError `invalid-argument` naming the option and the ceiling.
+ */
+export function parseMaxInflatedBytes(text: string | number | undefined): number | null {
+  if (text === undefined || text === '') return null;
+  const n = typeof text === 'number' ? text : /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_INFLATED_BYTES_CEILING) {
+    throw new KlxError('invalid-argument', `--max-inflated-bytes must be a number of bytes from 1 to ${MAX_INFLATED_BYTES_CEILING} (2 GiB: one records area is held in memory whole), got ${String(text)}`);
+  }
+  return n;
+}
+
+/**
+ * Sets the decompression bound of this process: every records area may then inflate to `bytes`
+ * (instead of recordsCount × max.message.bytes, at most {@link DECOMPRESSION_CEILING}); null goes
+ * back to the default. Also sets {@link MAX_INFLATED_BYTES_ENV} so that worker threads started
+ * afterwards use the same bound.
+ * @param bytes 1 to {@link MAX_INFLATED_BYTES_CEILING}, or null.
+ * @throws KlxError `invalid-argument` outside that range.
+ */
+export function setMaxInflatedBytes(bytes: number | null): void {
+  inflatedBytesOverride = bytes === null ? null : parseMaxInflatedBytes(bytes);
+  if (inflatedBytesOverride === null) delete process.env[MAX_INFLATED_BYTES_ENV];
+  else process.env[MAX_INFLATED_BYTES_ENV] = String(inflatedBytesOverride);
+}
+
+/** The bound set by {@link setMaxInflatedBytes} (bytes), or null when the default applies. */
+export function maxInflatedBytes(): number | null {
+  return inflatedBytesOverride;
+}
+
+/**
+ * The most bytes the records area of a batch may inflate to: the bound set by
+ * {@link setMaxInflatedBytes} when there is one; else `recordsCount` × the largest record the
+ * topic's `max.message.bytes` permits uncompressed, at least one record's worth, and never more
+ * than `ceiling`. This is klx's memory bound, not a Kafka rule: a broker checks only the compressed
  * batch against `max.message.bytes` (UnifiedLog.analyzeAndValidateRecords), so a record that compresses
  * well can be larger (a producer bounds it by `max.request.size`, KafkaProducer.ensureValidRecordSize).
  * @param recordCount the batch's recordsCount (negative or unknown: treated as 1).
@@ -59,16 +114,27 @@ export const DECOMPRESSION_CEILING = 256 * 1024 * 1024;
  * @returns bytes.
  */
 export function decompressionLimit(recordCount: number, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES, ceiling: number = DECOMPRESSION_CEILING): number {
+  if (inflatedBytesOverride !== null) return inflatedBytesOverride;
   const n = Number.isFinite(recordCount) && recordCount > 1 ? recordCount : 1;
   return Math.min(ceiling, n * Math.max(1, maxMessageBytes));
 }
 
-/** The `decompression-limit` error: names the codec and the claimed and allowed sizes (bytes). */
+/**
+ * The `decompression-limit` error: a batch this tool did not check because its records area would
+ * inflate past the bound; not damage (a broker and a consumer have no such bound). Names the codec,
+ * the claimed and allowed sizes (bytes) and the option that raises the bound.
+ */
 function limitError(codec: Compression, claimed: number | null, allowed: number): KlxError {
   const what = claimed === null ? `more than ${allowed} bytes` : `${claimed} bytes`;
-  return new KlxError('decompression-limit', `${codec} data would inflate to ${what}, above the ${allowed} bytes allowed (recordsCount × max.message.bytes, at most ${DECOMPRESSION_CEILING} bytes)`, {
-    details: { codec, claimedBytes: claimed, allowedBytes: allowed },
-  });
+  const how =
+    allowed >= MAX_INFLATED_BYTES_CEILING
+      ? `that is the most --max-inflated-bytes allows (2 GiB)`
+      : `read it with --max-inflated-bytes <bytes> (up to ${MAX_INFLATED_BYTES_CEILING})`;
+  return new KlxError(
+    'decompression-limit',
+    `not checked: its ${codec} records area would inflate to ${what}, past this tool's decompression bound of ${allowed} bytes (${inflatedBytesOverride === null ? `recordsCount × max.message.bytes, at most ${DECOMPRESSION_CEILING}` : '--max-inflated-bytes'}); a limit of this tool, not damage (a broker and a consumer decompress record by record: DefaultRecordBatch, CompletedFetch); ${how}`,
+    { details: { codec, claimedBytes: claimed, allowedBytes: allowed, notChecked: true } },
+  );
 }
 
 /**

@@ -25,6 +25,7 @@ export const FINDING_CODES = {
   'invalid-tail': 'bytes at the end of a .log that are not a batch (a partial or overwritten last batch)',
   'zero-tail': 'zero bytes at the end of a .log (a preallocated file or a crash)',
   'corrupt-batch': 'a batch whose framing and CRC are fine but whose records cannot be decoded',
+  'batch-not-checked': 'a batch whose records this tool did not check: they inflate past its decompression bound (--max-inflated-bytes); not damage',
   'offset-not-increasing': 'a batch whose base offset is not above the previous batch\'s last offset',
   'segments-overlap': 'a segment whose first batch is not above the previous segment\'s last offset',
   'offset-below-segment-base': 'a batch whose base offset is below the segment base offset (file name)',

@@ -21,6 +21,8 @@
  *   that is not compacted (e.g. a deleted middle segment);
  * - `corrupt-region`: offsets around bytes in the middle of a segment that are not batches, or of a
  *   batch whose records cannot be decoded;
+ * - `not-checked`: the offsets of a batch whose records this tool did not read because they inflate
+ *   past its decompression bound (`--max-inflated-bytes`); not damage;
  * - `truncated-tail`: bytes at the end of a segment that are not batches (a crash mid-write or a
  *   preallocated zero tail). In the active segment these lie past the log end: the hole covers the
  *   offsets the cut batch's header claims when it is readable, else it counts 0 offsets.
@@ -284,7 +286,8 @@ function classifyBatch(e: WalkedBatch, from: bigint, to: bigint, q: HoleSink): v
       return recordsOf(e);
     } catch (err) {
       const k = err instanceof KlxError ? err : new KlxError('corrupt-batch', String(err));
-      q.add(hole(from, to, 'corrupt-region', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} cannot be decoded: ${k.reason}`, h.position));
+      if (k.code === 'decompression-limit') q.add(hole(from, to, 'not-checked', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} were not read: ${k.reason}`, h.position));
+      else q.add(hole(from, to, 'corrupt-region', segBase, `the records of batch ${h.baseOffset}..${h.lastOffset} at position ${h.position} cannot be decoded: ${k.reason}`, h.position));
       return null;
     }
   };

@@ -41,7 +41,9 @@
  * - `segments`, `batches` (one row per v2 batch or legacy entry), `holes` (offset ranges that hold
  *   no deliverable record, with their cause, from the engine's `scanHoles`), `partitions` (offsets,
  *   checkpoints, counts), `damage` (bytes that are not batches, batches whose records cannot be
- *   decoded, CRC mismatches: file, byte position, reason), `aborted_transactions`.
+ *   decoded, CRC mismatches: file, byte position, reason; and, kind `not-checked`, batches whose
+ *   records inflate past this tool's decompression bound: not damage, their records are not in
+ *   `records`, and the session's notices say so), `aborted_transactions`.
  * - `transactions` and `cluster_metadata`: Kafka's `__transaction_state` and `__cluster_metadata` records
  *   decoded (see `internal-topic-tables.ts`).
  * Offsets and timestamps are BIGINT (Kafka's int64); sizes and positions are bytes.
@@ -470,7 +472,11 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
           const h = e.header;
           await pacer.step(h.size);
           summary.bytes += h.size;
-          if (e.error) {
+          if (e.error?.code === 'decompression-limit') {
+            // Not damage: a batch past this tool's decompression bound; its records are missing from
+            // records, which the session's notices say (past-damage.ts).
+            damageRow(segBase, segment.files.log, h.position, h.size, 'not-checked', e.error.code, e.error.reason);
+          } else if (e.error) {
             damageRow(segBase, segment.files.log, h.position, h.size, 'undecodable-batch', e.error.code, e.error.reason);
             tally.damaged += BigInt(h.size);
             partDamaged += BigInt(h.size);

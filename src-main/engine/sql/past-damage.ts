@@ -10,6 +10,7 @@ import { basename } from 'node:path';
 import type { DuckDBConnection } from './duckdb.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
 import { startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
+import { MAX_INFLATED_BYTES_CEILING } from '../format/compression.ts';
 
 /** One notice: `partition` is the folder's path relative to the opened one (its name when it is the one opened). */
 export interface SqlNotice {
@@ -57,6 +58,35 @@ export async function pastDamageNotices(connection: DuckDBConnection, opened: Op
     });
   }
   return out;
+}
+
+/**
+ * The notices of the partitions where the build left batches out because their records inflate past
+ * this tool's decompression bound (`damage` rows of kind `not-checked`): not damage (a consumer
+ * decompresses record by record: CompletedFetch, DefaultRecordBatch), but their records are missing
+ * from `records`, `latest` and `state`, so the notice counts them and names the option that reads them.
+ * @returns one notice per such partition, in partition order.
+ * @throws KlxError `internal` when DuckDB fails (the tables are missing).
+ */
+export async function notCheckedNotices(connection: DuckDBConnection, opened: OpenedLogs): Promise<SqlNotice[]> {
+  const reader = await connection.runAndReadAll(
+    'SELECT d.partition_id, count(*) AS batches, sum(b.record_count) AS records, min(b.base_offset) AS first, max(b.last_offset) AS last, ' +
+      "max(CAST(regexp_extract(d.reason, 'decompression bound of ([0-9]+) bytes', 1) AS BIGINT)) AS bound " +
+      'FROM damage d JOIN klx_internal.batch_rows b ON b.partition_id = d.partition_id AND b.segment_base_offset = d.segment_base_offset AND b."position" = d."position" ' +
+      "WHERE d.kind = 'not-checked' GROUP BY d.partition_id ORDER BY d.partition_id",
+  );
+  const parts = allPartitions(opened);
+  return (reader.getRows() as [number, bigint, bigint, bigint, bigint, bigint | null][]).map(([pid, batches, records, first, last, bound]) => {
+    const { rel, log } = parts[pid]!;
+    const n = Number(batches);
+    return {
+      partition: rel === '.' ? basename(log.dir) : rel,
+      notice:
+        `not checked: ${n} batch${n === 1 ? '' : 'es'} (${records} records, offsets ${first}..${last}) inflate${n === 1 ? 's' : ''} past this tool's decompression bound${bound !== null ? ` of ${bound} bytes` : ''}, ` +
+        `so ${n === 1 ? 'its' : 'their'} records are not in records, latest or state (damage lists ${n === 1 ? 'it' : 'them'} with kind not-checked). ` +
+        `Not damage: a consumer decompresses record by record (CompletedFetch, DefaultRecordBatch). Read ${n === 1 ? 'it' : 'them'} with klx query --max-inflated-bytes <bytes> (up to ${MAX_INFLATED_BYTES_CEILING}).`,
+    };
+  });
 }
 
 /** What a consumer reading in order does at the first damage, by its code. */

@@ -36,7 +36,7 @@ import { RecordFunctions, type LogReads } from './record-functions.ts';
 import { RecordRowDecoder } from './decode-columns.ts';
 import { duckdbResourceOptions } from './sql-resources.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
-import { pastDamageNotices, type SqlNotice } from './past-damage.ts';
+import { notCheckedNotices, pastDamageNotices, type SqlNotice } from './past-damage.ts';
 
 /** A value of a result cell. */
 export type SqlValue = JS;
@@ -338,8 +338,9 @@ export class SqlSession {
   }
 
   /**
-   * Everything the tables' user should know beside the rows: the {@link pendingSwaps} notices, then
-   * the partitions whose logs hold records past damage (`past-damage.ts`: how many, where the first
+   * Everything the tables' user should know beside the rows: the {@link pendingSwaps} notices, the
+   * batches left out as past the decompression bound (`notCheckedNotices`), then the partitions
+   * whose logs hold records past damage (`past-damage.ts`: how many, where the first
    * damage is, what a consumer and a broker restarting now do there).
    * @throws KlxError `invalid-argument` when the session is closed.
    */
@@ -347,7 +348,7 @@ export class SqlSession {
     if (this.closed) throw new KlxError('invalid-argument', 'the SQL session is closed');
     const connection = await this.instance.connect();
     try {
-      return [...this.pendingSwaps(), ...(await pastDamageNotices(connection, this.prepared.opened))];
+      return [...this.pendingSwaps(), ...(await notCheckedNotices(connection, this.prepared.opened)), ...(await pastDamageNotices(connection, this.prepared.opened))];
     } finally {
       connection.closeSync();
     }

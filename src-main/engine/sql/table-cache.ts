@@ -32,6 +32,7 @@ import { isProcessAlive } from '../log/log-lock.ts';
 import { buildLogTables, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
 import { CACHE_DIR_NAME, DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from './sql-defaults.ts';
 import { duckdbResourceOptions } from './sql-resources.ts';
+import { maxInflatedBytes } from '../format/compression.ts';
 
 /** The cache folder's name and default place live in `sql-defaults.ts` (DuckDB-free, for the command line). */
 export { CACHE_DIR_NAME, defaultCacheDir };
@@ -70,11 +71,13 @@ function filesOf(dir: string, root: string): string[] {
  * The fingerprint of an opened folder's state (see the module comment), as 64 hex digits.
  * @param valueCapBytes part of the fingerprint: a different cap gives different tables.
  * @param decode part of the fingerprint: what decoding depends on (`decodeFingerprint`).
+ * The decompression bound of the process (`maxInflatedBytes`) is part of it too.
  * @throws KlxError `io-error` when a folder cannot be listed.
  */
 export function folderFingerprint(opened: OpenedLogs, valueCapBytes: number = DEFAULT_VALUE_CAP_BYTES, decode: string = decodeFingerprint(undefined)): string {
   const h = createHash('sha256');
-  h.update(`klx-sql-tables\t${LOG_TABLES_SCHEMA_VERSION}\tcap\t${valueCapBytes}\tdecode\t${decode}\n`);
+  // The decompression bound decides which batches are read (a batch past it is not checked).
+  h.update(`klx-sql-tables\t${LOG_TABLES_SCHEMA_VERSION}\tcap\t${valueCapBytes}\tdecode\t${decode}\tinflate\t${maxInflatedBytes() ?? 'default'}\n`);
   for (const d of opened.logDirs) {
     h.update(`logdir\t${relative(opened.root, d.path)}\n`);
     for (const l of filesOf(d.path, opened.root)) h.update(l + '\n');

@@ -29,7 +29,7 @@ const TITLES: Record<ErrorCode, string> = {
   'corrupt-batch': 'Batch cannot be decoded',
   'crc-mismatch': 'CRC mismatch',
   'corrupt-record': 'Corrupt record batch (CRC fails)',
-  'decompression-limit': 'Compressed batch too large when inflated',
+  'decompression-limit': 'Batch not checked: it inflates past the decompression bound',
   'offset-overflow': 'Offset beyond the int64 range',
   'corrupt-index': 'Corrupt index file',
   'missing-index': 'Missing index file',
@@ -53,7 +53,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'invalid-tail': 'Bytes at the end of the segment are not batches. A broker cuts them at startup only when it recovers that segment (no clean shutdown, at or after the recovery point: Kafka LogLoader.recoverLog, LogSegment.recover); `klx repair <partition>` says which and does the same after a preview.',
   'corrupt-region': 'Valid batches follow the damaged bytes. Run Verify to list every damaged region; copy the partition from a healthy replica if you can.',
   'corrupt-batch': 'The batch frame and CRC are fine but its records cannot be decoded. Run Verify for the full list; the batches around it are still readable.',
-  'decompression-limit': 'The batch claims more uncompressed bytes than its record count allows (a decompression bomb or damage). It was not inflated; the batches around it are still readable.',
+  'decompression-limit': "Not damage: the batch's records inflate past this tool's decompression bound (recordsCount × max.message.bytes, at most 256 MiB), which a broker does not have. Read it with `klx … --max-inflated-bytes <bytes>` (up to 2 GiB); the batches around it are read.",
   'offset-overflow': 'A batch claims offsets past 2^63 − 1, which no broker can write. The partition is damaged at that batch; the other partitions are unaffected.',
   'crc-mismatch': 'The bytes changed after the broker wrote them. Run Verify to list every damaged batch; prefer a copy from a healthy replica.',
   'corrupt-record': 'A consumer with check.crcs=true (the default) stops at this batch (Kafka CompletedFetch) until it seeks past it. The explorer still shows its records, flagged.',
@@ -115,6 +115,8 @@ export function hintFor(code: string, where: 'verify' | 'elsewhere' = 'elsewhere
     // LogSegment.onBecomeInactiveSegment and close trim the indexes (AbstractIndex.trimToValidSize).
     'untrimmed-index': 'The index is still at its preallocated size; a broker trims it on roll or clean shutdown. `klx repair` trims it.',
     'stale-index-entries': 'Entries left after a crash; `klx repair` rebuilds the index.',
+    // DefaultRecordBatch and CompletedFetch decompress record by record: a broker has no bound on a whole records area.
+    'batch-not-checked': "Not damage: this tool did not inflate the batch's records (past its decompression bound). Read it with `klx verify … --max-inflated-bytes <bytes>` (up to 2 GiB).",
     // AbstractIndex.largestLowerBoundSlotFor binary-searches every slot; LogSegment.recover rebuilds the index only for recovered segments.
     'index-slot-out-of-order': 'One index slot is out of order; a broker\'s lookups may land on it. `klx repair` rebuilds the index from the .log.',
     // LogLoader.removeTempFilesAndCollectSwapFiles: valid .swap files completed, invalid ones, .cleaned and .deleted deleted.
