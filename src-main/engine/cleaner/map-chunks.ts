@@ -23,7 +23,7 @@ import type { ErrorCode } from '../../../src-shared/errors.ts';
 import type { MessagePort } from 'node:worker_threads';
 import type { KeyDigestFn, KeyHashAlgorithm } from './key-hash.ts';
 import { newRecordView, readRecordAt } from './record-walk.ts';
-import { sourceBatchesOf } from './source-batches.ts';
+import { sourceBatchesOf, unreadableBatchPrefix } from './source-batches.ts';
 
 /** Keys after which a chunk is handed over. */
 export const CHUNK_KEYS = 32768;
@@ -272,7 +272,7 @@ export function* mapChunks(tasks: readonly MapSegmentTask[], start: bigint, dige
         const e = err instanceof KlxError && err.position === undefined ? new KlxError(err.code, `batch at baseOffset ${h.baseOffset}: ${err.reason}`, { position: h.position, cause: err }) : err;
         flags |= F_ERROR;
         keys = b.errors.length;
-        b.errors.push(chunkErrorOf(errorAt(e, { file: t.file, position: h.position }, 'log segment may be corrupt')));
+        b.errors.push(chunkErrorOf(errorAt(e, { file: t.file, position: h.position }, unreadableBatchPrefix(e))));
         records = h.recordCount;
       }
       const ints = b.ints;

@@ -51,7 +51,14 @@ export function* sourceBatchesOf(file: string, baseOffset: bigint, start = 0, ve
  * except for `decompression-limit` (a limit of this tool, not damage).
  */
 export function withSegmentFile(err: unknown, seg: LogSegment, position?: number): unknown {
-  // A batch past this tool's decompression bound is no damage: its reason says so and names --max-inflated-bytes.
-  const what = err instanceof KlxError && err.code === 'decompression-limit' ? 'the cleaner stops: it cannot read the batch' : 'log segment may be corrupt';
-  return errorAt(err, { file: seg.files.log, ...(position !== undefined ? { position } : {}) }, what);
+  return errorAt(err, { file: seg.files.log, ...(position !== undefined ? { position } : {}) }, unreadableBatchPrefix(err));
+}
+
+/**
+ * How the cleaner prefixes the reason of a batch it cannot read: as the broker's "log segment may be
+ * corrupt" (LogCleaner), except for `decompression-limit`, a limit of this tool and not damage
+ * (its reason says so and names --max-inflated-bytes).
+ */
+export function unreadableBatchPrefix(err: unknown): string {
+  return err instanceof KlxError && err.code === 'decompression-limit' ? 'the cleaner stops: it cannot read the batch' : 'log segment may be corrupt';
 }
