@@ -113,6 +113,8 @@ export interface CompactionOptions {
   mapWorker?: StartMapBuildWorker;
   /** Dirty bytes from which `mapWorker` is used (default `THREADED_MAP_MIN_BYTES`, 32 MiB). */
   threadedMapFromBytes?: number;
+  /** `free-core` (default): `mapWorker` only while a core is free (`map-builder.ts` `hasFreeCore`); `always`. */
+  mapWorkerWhen?: 'free-core' | 'always';
 }
 
 /** One cleaned group of a round. */
@@ -234,6 +236,7 @@ function cleanMapped(log: PartitionLog, opts: CompactionOptions, env: RoundEnv, 
     ...(env.signal ? { signal: env.signal } : {}),
     ...(opts.mapWorker ? { startWorker: opts.mapWorker } : {}),
     ...(opts.threadedMapFromBytes !== undefined ? { threadedFromBytes: opts.threadedMapFromBytes } : {}),
+    ...(opts.mapWorkerWhen ? { workerWhen: opts.mapWorkerWhen } : {}),
     onBytes: (n) => {
       mapped += n;
       if ((mapped & 0xfffff) < n) env.onProgress?.({ phase: 'build offset map', done: mapped, total: totalDirty, bytes: mapped });

@@ -18,8 +18,9 @@
  *
  * Two threads (issue 16). Reading a segment, checking its CRCs, walking its records and digesting
  * its keys (`map-chunks.ts`) does not depend on the map; only the puts, the transaction state and
- * the stop when the map is full do. So when the caller gives `startWorker` and the dirty section has
- * two segments or more and at least {@link THREADED_MAP_MIN_BYTES}, a worker thread
+ * the stop when the map is full do. So when the caller gives `startWorker`, the dirty section has
+ * two segments or more and at least {@link THREADED_MAP_MIN_BYTES}, and a core is free
+ * ({@link hasFreeCore}), a worker thread
  * (`map-build-worker.ts`) digests the second and later dirty segments while this thread maps the
  * first one itself (which also hides the thread's start), then this thread applies the worker's
  * chunks in segment order: the same per-batch steps on the same digests as in one thread, so the
@@ -32,6 +33,7 @@
  * {@link WORKER_START_MS} (its entry did not load) or stays silent for {@link WORKER_STALL_MS} is
  * stopped and the rest is read in this thread.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { receiveMessageOnPort, MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { KlxError } from '../errors.ts';
 import type { PartitionLog } from '../log/partition-log.ts';
@@ -71,6 +73,17 @@ export const WORKER_STALL_MS = 30_000;
 /** Milliseconds after which a worker that has not started (its entry failed to load, say) is given up. */
 export const WORKER_START_MS = 10_000;
 
+/**
+ * Whether a core is free for the map-build worker: the 1-minute load average is at most the cores
+ * minus one. A worker costs CPU of its own (its start, compiling the read path again in a second
+ * V8 isolate, its heap: ~0.5 CPU-second on the 256 MiB bench partition, +37 %); it pays only when it
+ * runs beside the putting thread, not when the two share one core's worth of a busy machine
+ * (measured: 0.73× the one-thread speed at load 8-9 on 2 cores). `os.loadavg` reads 0 on Windows.
+ */
+export function hasFreeCore(load: number = loadavg()[0] ?? 0, cores: number = availableParallelism()): boolean {
+  return cores >= 2 && load <= cores - 1;
+}
+
 /** Options of {@link buildOffsetMap}. */
 export interface MapBuildOptions {
   signal?: AbortSignal;
@@ -82,6 +95,11 @@ export interface MapBuildOptions {
   startWorker?: StartMapBuildWorker;
   /** Dirty bytes from which the worker is used (default {@link THREADED_MAP_MIN_BYTES}). */
   threadedFromBytes?: number;
+  /**
+   * `free-core` (default): use the worker only when a core is free ({@link hasFreeCore}); `always`:
+   * whenever the other conditions hold (tests, the bench's two-thread variant).
+   */
+  workerWhen?: 'free-core' | 'always';
   /** Milliseconds without a chunk before the worker is given up (default {@link WORKER_STALL_MS}). */
   workerStallMs?: number;
 }
@@ -257,7 +275,7 @@ export function buildOffsetMap(log: PartitionLog, start: bigint, end: bigint, ma
   const tasks: MapSegmentTask[] = dirty.map((seg) => ({ file: seg.files.log, baseOffset: seg.baseOffset, from: seg.positionFor(start) }));
   const applier = new ChunkApplier(log, tasks, start, end, map, opts);
   const dirtyBytes = dirty.reduce((a, seg, i) => a + Math.max(0, seg.size - tasks[i]!.from), 0);
-  const threaded = opts.startWorker !== undefined && tasks.length >= 2 && dirtyBytes >= (opts.threadedFromBytes ?? THREADED_MAP_MIN_BYTES);
+  const threaded = opts.startWorker !== undefined && tasks.length >= 2 && dirtyBytes >= (opts.threadedFromBytes ?? THREADED_MAP_MIN_BYTES) && (opts.workerWhen === 'always' || hasFreeCore());
   if (!threaded) {
     for (const c of mapChunks(tasks, start, map.digestInto, false)) if (!applier.apply(c, 0)) return applier.result;
   } else {

@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { startEntryWorker } from '../../../src-main/api/core/entry-worker.ts';
 import { runCompaction, type CompactionOptions } from '../../../src-main/engine/cleaner/compaction.ts';
-import { buildOffsetMap, MAP_BUILD_WORKER, type MapBuildOptions, type MapBuildResult } from '../../../src-main/engine/cleaner/map-builder.ts';
+import { buildOffsetMap, hasFreeCore, MAP_BUILD_WORKER, type MapBuildOptions, type MapBuildResult } from '../../../src-main/engine/cleaner/map-builder.ts';
 import { SkimpyOffsetMap } from '../../../src-main/engine/cleaner/offset-map.ts';
 import { SupersededOffsets } from '../../../src-main/engine/cleaner/superseded-offsets.ts';
 import { encodeLegacy } from '../../../src-main/engine/format/legacy.ts';
@@ -25,7 +25,7 @@ import { batchesOf, marker, snapshotFiles } from './support.ts';
 
 const TS = 1_700_000_000_000;
 const startWorker = () => startEntryWorker(MAP_BUILD_WORKER.entry, MAP_BUILD_WORKER.near);
-const threaded: MapBuildOptions = { startWorker, threadedFromBytes: 0 };
+const threaded: MapBuildOptions = { startWorker, threadedFromBytes: 0, workerWhen: 'always' };
 
 /** 80 keys over 6 dirty segments and an active one (see the module comment). */
 function build(): string {
@@ -128,6 +128,10 @@ describe('offset map on two threads', () => {
     expect([roomy.full, roomy.size, roomy.result.segments, roomy.result.verified.size, roomy.latest, roomy.result.recordsRead]).toEqual([false, 78, 6, 6, 194, 195]);
   });
 
+  it('uses the worker only while a core is free (load average ≤ cores − 1), unless told always', () => {
+    expect([hasFreeCore(0.5, 2), hasFreeCore(1, 2), hasFreeCore(1.01, 2), hasFreeCore(9, 2), hasFreeCore(0, 1), hasFreeCore(2.9, 4)]).toEqual([true, true, false, false, false, true]);
+  });
+
   it('stays one-threaded below threadedFromBytes or with one dirty segment', () => {
     const dir = build();
     expect(mapOf(dir, 24_000, 0n, { startWorker }).result.segmentsOnWorker).toBe(0);
@@ -166,7 +170,7 @@ describe('offset map on two threads', () => {
     const dir = build();
     const silent = () => new Worker('setInterval(() => {}, 1000)', { eval: true });
     const one = mapOf(dir, 24_000, 0n, {});
-    const two = mapOf(dir, 24_000, 0n, { startWorker: silent, threadedFromBytes: 0, workerStallMs: 100 });
+    const two = mapOf(dir, 24_000, 0n, { startWorker: silent, threadedFromBytes: 0, workerWhen: 'always', workerStallMs: 100 });
     expect(two.result.segmentsOnWorker).toBe(0);
     expect(two).toEqual(one);
   });
@@ -175,7 +179,7 @@ describe('offset map on two threads', () => {
     const dir = build();
     let worker: Worker | null = null;
     const failing = () => (worker = new Worker('throw new Error("the entry did not load")', { eval: true }));
-    const two = mapOf(dir, 24_000, 0n, { startWorker: failing, threadedFromBytes: 0, workerStallMs: 200 });
+    const two = mapOf(dir, 24_000, 0n, { startWorker: failing, threadedFromBytes: 0, workerWhen: 'always', workerStallMs: 200 });
     expect(two.result.segmentsOnWorker).toBe(0);
     expect(two).toEqual(mapOf(dir, 24_000, 0n, {}));
     // The worker's error event is delivered now that this thread runs its event loop again: without
@@ -202,7 +206,7 @@ describe('offset map on two threads', () => {
 
   it('runCompaction writes the same bytes with the map built on one thread or two, multi-pass included', () => {
     for (const dedupeBufferSize of [24_000, 480]) {
-      const outputs = [{}, { mapWorker: startWorker, threadedMapFromBytes: 0 }].map((extra) => {
+      const outputs = [{}, { mapWorker: startWorker, threadedMapFromBytes: 0, mapWorkerWhen: 'always' as const }].map((extra) => {
         const dir = build();
         const opts: CompactionOptions = { now: TS + 2 * 86_400_000, dedupeBufferSize, config: { 'cleanup.policy': ['compact'], 'delete.retention.ms': 1000n }, ...extra };
         const r = runCompaction(dir, opts, { runId: 't', trashDir: tempDir('klx-trash-') });
