@@ -110,14 +110,23 @@ function foldAscii(b: Uint8Array): Buffer {
 /** A control byte other than tab, LF and CR, in bytes read as Latin-1 (one character per byte). */
 const CONTROL_BYTE = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;
 
+/** Keys and values of at most this many bytes are read as Latin-1 strings (a V8 string has a length limit); longer ones are looked at byte by byte. */
+const LATIN1_MAX_BYTES = 16 * 1024 * 1024;
+
 /**
- * Whether bytes (given read as Latin-1) read as text already (no control byte other than tab, LF,
- * CR): then the table shows them as they are and their decoded text (a string, or JSON re-printed)
- * holds the same words, so a text search need not decode them. Binary bytes (framing, Avro,
- * Protobuf, integers, internal topics) are decoded for the text match.
+ * Whether bytes read as text already (no control byte other than tab, LF, CR): then the table shows
+ * them as they are and their decoded text (a string, or JSON re-printed) holds the same words, so a
+ * text search need not decode them. Binary bytes (framing, Avro, Protobuf, integers, internal topics)
+ * are decoded for the text match.
+ * @param latin1 reads `b` as Latin-1 (used up to {@link LATIN1_MAX_BYTES}).
  */
-function looksLikeText(latin1: string): boolean {
-  return !CONTROL_BYTE.test(latin1);
+function looksLikeText(b: Uint8Array, latin1: (b: Uint8Array) => string): boolean {
+  if (b.byteLength <= LATIN1_MAX_BYTES) return !CONTROL_BYTE.test(latin1(b));
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return false;
+  }
+  return true;
 }
 
 /** Lower-cases ASCII letters only (as {@link foldAscii} does to bytes). */
@@ -164,7 +173,7 @@ function recordMatcher(topic: string, partition: number, decoder: RecordDecoder,
   };
   const has = (b: Uint8Array | null): boolean => {
     if (b === null || b.byteLength < needle.length) return false;
-    if (asciiFolded !== null) return latin1(b).toLowerCase().indexOf(asciiFolded) >= 0;
+    if (asciiFolded !== null && b.byteLength <= LATIN1_MAX_BYTES) return latin1(b).toLowerCase().indexOf(asciiFolded) >= 0;
     return (req.ignoreCase ? foldAscii(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).indexOf(needle) >= 0;
   };
   const hasText = (d: Decoded): boolean => {
@@ -174,7 +183,7 @@ function recordMatcher(topic: string, partition: number, decoder: RecordDecoder,
   };
   /** The decoded text holds the text (only binary bytes are decoded for this; see {@link looksLikeText}). */
   const decodedHas = (side: 'key' | 'value', b: Uint8Array | null, key: Uint8Array | null): Decoded | null => {
-    if (!req.decoded || b === null || looksLikeText(latin1(b))) return null;
+    if (!req.decoded || b === null || looksLikeText(b, latin1)) return null;
     const d = decoder.decode(topic, side, b, key);
     return hasText(d) ? d : null;
   };

@@ -199,6 +199,17 @@ describe('searchJob text matching (ASCII letters folded, other bytes as they are
       expect((await same(root, [dir], searchReq(dir, { text, in: ['key', 'value'], decoded: false, ignoreCase: false, limit: 1000 }))).one.matches.map((m) => m.offset), text).toEqual(kept);
     }
   });
+  it('keys and values above 16 MiB are matched byte by byte, as the smaller ones', async () => {
+    const root = logDir();
+    const big = 17 * 1024 * 1024;
+    const dir = buildPartition(root, {
+      topic: 'big-values',
+      segments: [{ batches: [{ records: [rec('k0', `${'x'.repeat(big)}NeedLe`, 1000)] }, { records: [rec('k1', `\u0001${'y'.repeat(big)}needle`, 1001)] }, { records: [rec('k2', 'x'.repeat(big), 1002)] }] }],
+    });
+    const { one } = await same(root, [dir], searchReq(dir, { text: 'nEEDle', limit: 10 }));
+    expect(one.matches.map((m) => [m.offset, m.in])).toEqual([['0', ['value']], ['1', ['value']]]);
+    expect((await same(root, [dir], searchReq(dir, { text: 'NeedLe', ignoreCase: false }))).one.matches.map((m) => m.offset)).toEqual(['0']);
+  }, 60_000);
 });
 
 describeRealData('searchJob split over segments on real broker data', () => {
