@@ -92,6 +92,8 @@ export const cleanableInfo = z.object({
   mustCleanNow: z.boolean(),
   /** A broker's cleaner would pick this log now (LogCleanerManager.grabFilthiestCompactedLog). */
   brokerWouldClean: z.boolean(),
+  /** Why a broker never compacts this topic (its cleanup.policy has no `compact`: LogCleanerManager.grabFilthiestCompactedLog), or null. */
+  brokerNeverCompacts: z.string().nullable(),
 });
 
 /** The report of a retention or compaction plan (`dryRun: true`) or run (measured afterwards) for one partition. */

@@ -73,6 +73,7 @@ export function reportWire(r: CleanerReport): CleanupReport {
           maxCompactionDelayMs: Number.isFinite(c.maxCompactionDelayMs) ? c.maxCompactionDelayMs : 0,
           mustCleanNow: c.mustCleanNow,
           brokerWouldClean: c.brokerWouldClean,
+          brokerNeverCompacts: c.brokerNeverCompacts,
         }
       : null,
     passes: r.passes ?? null,

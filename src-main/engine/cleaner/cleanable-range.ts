@@ -112,6 +112,7 @@ export function cleanableRange(log: PartitionLog, now: number, lastStableOffset:
   const delay = earliest !== null && earliest < cleanUntil ? cleanUntil - earliest : 0n;
   const mustCleanNow = delay > 0n;
   const minRatio = cfg['min.cleanable.dirty.ratio'];
+  const brokerNeverCompacts = brokerNeverCompactsReason(log);
   return {
     firstDirtyOffset: firstDirty,
     checkpointReset,
@@ -125,6 +126,21 @@ export function cleanableRange(log: PartitionLog, now: number, lastStableOffset:
     minCleanableDirtyRatio: minRatio,
     maxCompactionDelayMs: Number(delay),
     mustCleanNow,
-    brokerWouldClean: total > 0 && ((mustCleanNow && cleanableBytes > 0) || dirtyRatio > minRatio),
+    brokerWouldClean: brokerNeverCompacts === null && total > 0 && ((mustCleanNow && cleanableBytes > 0) || dirtyRatio > minRatio),
+    brokerNeverCompacts,
   };
+}
+
+/**
+ * Why a broker's cleaner never compacts `log`, or null when it may: `LogCleanerManager.grabFilthiestCompactedLog`
+ * only looks at logs whose `LogConfig.compact` is true, i.e. whose cleanup.policy lists `compact`
+ * (`compact` or `compact,delete`); a `delete`-only log is only ever trimmed by retention
+ * (`UnifiedLog.deleteOldSegments`). The sentence names where the policy came from (topic config, override, default).
+ */
+export function brokerNeverCompactsReason(log: PartitionLog): string | null {
+  const policy = log.config.config['cleanup.policy'];
+  if (policy.includes('compact')) return null;
+  const source = log.config.sources['cleanup.policy'];
+  const from = source === 'default' ? ' (the default)' : source === 'sidecar' ? ' (klx-topic.properties)' : source === 'override' ? ' (--config / the request)' : '';
+  return `cleanup.policy is ${policy.join(',')}${from}, and a broker's log cleaner only picks logs whose cleanup.policy includes compact (LogCleanerManager.grabFilthiestCompactedLog filters on LogConfig.compact); it only deletes whole segments by retention (UnifiedLog.deleteOldSegments)`;
 }

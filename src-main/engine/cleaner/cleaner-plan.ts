@@ -171,6 +171,12 @@ export interface CleanableInfo {
   mustCleanNow: boolean;
   /** Whether a broker's cleaner would pick this log now (ratio above the minimum, or must clean now: LogCleanerManager.grabFilthiestCompactedLog). */
   brokerWouldClean: boolean;
+  /**
+   * Why a broker never compacts this log, or null when its cleanup.policy has `compact` (`compact`
+   * or `compact,delete`): `LogCleanerManager.grabFilthiestCompactedLog` only considers logs whose
+   * `LogConfig.compact` is true; a `delete`-only log is left to retention (`UnifiedLog.deleteOldSegments`).
+   */
+  brokerNeverCompacts: string | null;
 }
 
 /** The report of a retention or compaction plan or run. */
@@ -375,7 +381,7 @@ export function reportText(r: CleanerReport): string[] {
   if (r.nothingToDo && !r.trashEntries?.length) {
     // A run that changes nothing says so in one line (no trash entry, no "affected segments" figures).
     const why = r.notes.filter((x) => x !== 'nothing to delete').map((x) => x.replace(/^nothing cleanable: /, ''));
-    if (r.cleanable) why.push(`dirty ratio ${r.cleanable.dirtyRatio.toFixed(3)} (min.cleanable.dirty.ratio ${r.cleanable.minCleanableDirtyRatio})`);
+    if (r.cleanable && !r.cleanable.brokerNeverCompacts) why.push(`dirty ratio ${r.cleanable.dirtyRatio.toFixed(3)} (min.cleanable.dirty.ratio ${r.cleanable.minCleanableDirtyRatio})`);
     if (why.length === 0) why.push(r.operation === 'retention' ? 'no segment is due for deletion' : 'no record to remove');
     return [`${r.topic}-${r.partition}: ${what}: nothing to clean: ${why.join('; ')}`];
   }
@@ -389,7 +395,7 @@ export function reportText(r: CleanerReport): string[] {
     const c = r.cleanable;
     lines.push(
       `  cleanable range ${c.firstDirtyOffset}..${c.firstUncleanableOffset} (bounded by the ${c.uncleanableReason.replace(/-/g, ' ')}), dirty ratio ${c.dirtyRatio.toFixed(3)} (min.cleanable.dirty.ratio ${c.minCleanableDirtyRatio})` +
-        `${c.mustCleanNow ? `, overdue by ${n(c.maxCompactionDelayMs)} ms (max.compaction.lag.ms)` : ''}; a broker would ${c.brokerWouldClean ? '' : 'not '}clean it now`,
+        `${c.mustCleanNow ? `, overdue by ${n(c.maxCompactionDelayMs)} ms (max.compaction.lag.ms)` : ''}; ${c.brokerNeverCompacts ? 'a broker never compacts this topic (LogCleanerManager.grabFilthiestCompactedLog)' : `a broker would ${c.brokerWouldClean ? '' : 'not '}clean it now`}`,
     );
   }
   if (!r.nothingToDo) {

@@ -157,6 +157,7 @@ function checkDone(signal: AbortSignal | undefined, dir: string): void {
  * when below the high watermark, else the high watermark itself (`openTxn` says which).
  */
 function nothingCleanable(log: PartitionLog, r: CleanableInfo, likeBroker: boolean, openTxn: { producerId: bigint; firstOffset: bigint } | null): string | null {
+  if (likeBroker && r.brokerNeverCompacts) return `a broker never compacts this topic: ${r.brokerNeverCompacts}`;
   if (r.firstUncleanableOffset <= r.firstDirtyOffset) {
     const active = log.activeSegment!;
     if (r.uncleanableReason === 'active-segment' || r.firstDirtyOffset >= active.baseOffset) {
@@ -168,7 +169,8 @@ function nothingCleanable(log: PartitionLog, r: CleanableInfo, likeBroker: boole
     }
     return `nothing cleanable: the high watermark (replication-offset-checkpoint) is ${r.lastStableOffset}, inside segment ${r.firstUncleanableOffset}; a broker never cleans at or past it (UnifiedLog.lastStableOffset)`;
   }
-  // LogCleanerManager.grabFilthiestCompactedLog: overdue (max.compaction.lag.ms) with cleanable bytes, or ratio above the minimum.
+  // LogCleanerManager.grabFilthiestCompactedLog: only logs whose cleanup.policy has compact (LogConfig.compact), then
+  // overdue (max.compaction.lag.ms) with cleanable bytes, or ratio above the minimum.
   if (likeBroker && !r.brokerWouldClean) {
     return `a broker would not clean it now: dirty ratio ${r.dirtyRatio.toFixed(3)} is not above min.cleanable.dirty.ratio ${r.minCleanableDirtyRatio} and max.compaction.lag.ms has not passed`;
   }
@@ -526,7 +528,9 @@ function buildReport(log: PartitionLog, acc: Accumulated, opts: CompactionOption
     if (retention.removed.retention) removed.retention = retention.removed.retention;
     created.push(...retention.segments.created);
   }
-  const notes = [...(acc.firstRange?.checkpointWarning ? [`${acc.firstRange.checkpointWarning} (cleaner-offset-checkpoint; a broker logs this and cleans from the log start)`] : []), ...acc.notes, ...(retention ? retention.notes.map((n) => `retention after compaction: ${n}`) : [])];
+  const never = acc.firstRange?.brokerNeverCompacts ?? null;
+  const neverNote = never !== null && !acc.notes.some((x) => x.includes(never)) ? [`not what a broker would do (LogCleanerManager.grabFilthiestCompactedLog): a broker never compacts this topic: ${never}`] : [];
+  const notes = [...(acc.firstRange?.checkpointWarning ? [`${acc.firstRange.checkpointWarning} (cleaner-offset-checkpoint; a broker logs this and cleans from the log start)`] : []), ...acc.notes, ...(retention ? retention.notes.map((n) => `retention after compaction: ${n}`) : []), ...neverNote];
   const changedCheckpoint = acc.checkpointAfter !== acc.checkpointBefore;
   const nothingToDo = acc.rewritten.length === 0 && created.length === 0 && deleted.length === 0 && !changedCheckpoint;
   const before = [...acc.rewritten, ...deleted];

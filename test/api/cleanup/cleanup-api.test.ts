@@ -121,7 +121,10 @@ describe('cleanup.plan', () => {
     expect(rep.before).toEqual({ segments: 2, bytes: 707, records: 10, batches: 10 });
     expect(rep.after).toEqual({ segments: 1, bytes: 358, records: 5, batches: 5 });
     expect(rep.log).toEqual({ bytesBefore: 849, bytesAfter: 500, logStartOffsetBefore: '0', logStartOffsetAfter: '0', logEndOffset: '12', highWatermark: '12' });
-    expect(rep.cleanable).toMatchObject({ firstDirtyOffset: '0', firstUncleanableOffset: '10', uncleanableReason: 'active-segment', cleanBytes: 0, cleanableBytes: 707, dirtyRatio: 1, brokerWouldClean: true });
+    expect(rep.cleanable).toMatchObject({ firstDirtyOffset: '0', firstUncleanableOffset: '10', uncleanableReason: 'active-segment', cleanBytes: 0, cleanableBytes: 707, dirtyRatio: 1, brokerWouldClean: false });
+    // orders has the default cleanup.policy=delete: a broker never compacts it (LogCleanerManager.grabFilthiestCompactedLog).
+    expect(rep.cleanable!.brokerNeverCompacts).toMatch(/^cleanup\.policy is delete \(the default\), and a broker's log cleaner only picks logs whose cleanup\.policy includes compact \(LogCleanerManager\.grabFilthiestCompactedLog/);
+    expect(rep.notes.at(-1)).toMatch(/^not what a broker would do \(LogCleanerManager\.grabFilthiestCompactedLog\): a broker never compacts this topic: cleanup\.policy is delete/);
     expect(rep.cleanerCheckpoint).toEqual({ before: null, after: '10' });
     expect(rep.checkpointsWritten).toEqual(['cleaner-offset-checkpoint']);
     // The bytes are the files': 849 = the three .log files.
@@ -130,6 +133,12 @@ describe('cleanup.plan', () => {
     expect(events.some((e) => e.type === 'job.progress' && e.method === 'cleanup.plan' && e.phase === 'planning compaction of orders-0')).toBe(true);
     expect(snapshot(dir, logDir)).toEqual(before);
     expect(events.some((e) => e.type === 'log.changed')).toBe(false);
+    // The form's "like a broker" box: nothing planned, and why.
+    const lb = await job(server, 'cleanup.plan', { dir, operation: 'compaction', now: NOW, likeBroker: true });
+    if (!lb.ok) throw new Error(lb.error.message);
+    const lbRep = lb.result.partitions[0]!.report!;
+    expect([lbRep.nothingToDo, lbRep.segments.rewritten.length, lbRep.segments.created.length]).toEqual([true, 0, 0]);
+    expect(lbRep.notes[0]).toMatch(/^a broker never compacts this topic: cleanup\.policy is delete \(the default\)/);
   });
 
   it('classic rules remove the tombstone too (older than delete.retention.ms), with the override naming its key', async () => {
