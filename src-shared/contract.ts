@@ -119,6 +119,20 @@ export const contract = {
     write: false,
   }),
 
+  'app.decompressionBound': call({
+    doc: "The bound on what one batch's records area may inflate to (bytes) for this app and its worker threads: null is the default (recordsCount × max.message.bytes, at most 256 MiB). A batch past it is reported as not checked, never as damage (a broker has no such bound). With `maxInflatedBytes` it sets the bound first (null: back to the default); reads, verifies and SQL tables made afterwards use it (cached SQL tables are rebuilt). Out of 1..2 GiB: `invalid-argument`.",
+    request: z.strictObject({ maxInflatedBytes: count.nullable().optional() }),
+    response: z.object({
+      /** The bound set (bytes), or null for the default. */
+      maxInflatedBytes: count.nullable(),
+      /** The default's ceiling (268435456 bytes). */
+      defaultCeilingBytes: count,
+      /** The largest bound that may be set (2147483648 bytes). */
+      maxBytes: count,
+    }),
+    write: false,
+  }),
+
   'fs.complete': call({
     doc: 'Completes a partly typed folder path: the sub-folders of its directory whose names start with its last part. Lists directories only.',
     request: z.strictObject({

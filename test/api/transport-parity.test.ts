@@ -26,6 +26,12 @@ const cases: { readonly [M in MethodName]: readonly { name: string; request: unk
     { name: 'valid', request: {} },
     { name: 'unknown key', request: { extra: 1 } },
   ],
+  'app.decompressionBound': [
+    { name: 'read', request: {} },
+    { name: 'zero', request: { maxInflatedBytes: 0 } },
+    { name: 'past 2 GiB', request: { maxInflatedBytes: 2 ** 31 + 1 } },
+    { name: 'wrong type', request: { maxInflatedBytes: '1' } },
+  ],
   'fs.complete': [
     { name: 'list a folder', request: { partial: `${data}/` } },
     { name: 'prefix', request: { partial: join(data, 'topic-') } },

@@ -1,9 +1,10 @@
 /**
- * `app.*` handlers: facts about the running application. The renderer may call these at any time;
- * they take no path and change nothing.
+ * `app.*` handlers: facts about the running application, and its decompression bound. The renderer
+ * may call these at any time; they take no path and change no file.
  */
 import { readFileSync } from 'node:fs';
 import type { ApiContext, DomainHandlers } from '../core/types.ts';
+import { DECOMPRESSION_CEILING, MAX_INFLATED_BYTES_CEILING, maxInflatedBytes, setMaxInflatedBytes } from '../../engine/format/compression.ts';
 
 /** The product name shown in the window title and by `app.info`. */
 export const APP_NAME = 'Kafka Log Explorer';
@@ -27,5 +28,10 @@ export function appHandlers(ctx: ApiContext): DomainHandlers<'app'> {
       demoDir: ctx.demoDir ?? null,
       fixedRoots: [...(call.allowedRoots ?? [])],
     }),
+    /** Sets (when given) and gives the decompression bound of the process (`setMaxInflatedBytes`). */
+    'app.decompressionBound': async (req) => {
+      if (req.maxInflatedBytes !== undefined) setMaxInflatedBytes(req.maxInflatedBytes);
+      return { maxInflatedBytes: maxInflatedBytes(), defaultCeilingBytes: DECOMPRESSION_CEILING, maxBytes: MAX_INFLATED_BYTES_CEILING };
+    },
   };
 }

@@ -11,6 +11,7 @@ import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
 import { compressFrameSync as lz4CompressFrame, decompressFrameSync as lz4DecompressFrame } from 'lz4-napi';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import { KlxError } from '../errors.ts';
 import { asBuffer } from './bytes.ts';
 import { COMPRESSIONS, type Compression } from './types.ts';
@@ -68,6 +69,22 @@ export const MAX_INFLATED_BYTES_ENV = 'KLX_MAX_INFLATED_BYTES';
 let inflatedBytesOverride: number | null = parseMaxInflatedBytes(process.env[MAX_INFLATED_BYTES_ENV]);
 
 /**
+ * Worker threads already running (the app's scan, SQL-build and map-build pools) hear a new bound on
+ * this channel; `unref` keeps it from holding a thread open. A thread picks it up between two tasks.
+ */
+const BOUND_CHANNEL = 'klx-max-inflated-bytes';
+let boundSender: BroadcastChannel | null = null;
+if (!isMainThread) {
+  const listener = new BroadcastChannel(BOUND_CHANNEL);
+  listener.onmessage = (event: unknown) => {
+    // A thread's own broadcasts are not for it: its bound is already set (and a late one would undo a newer setting).
+    const m = (event as { data: { from: number; bytes: unknown } }).data;
+    if (m.from !== threadId) inflatedBytesOverride = typeof m.bytes === 'number' ? m.bytes : null;
+  };
+  listener.unref();
+}
+
+/**
  * Checks a `--max-inflated-bytes` value: a whole number of bytes from 1 to {@link MAX_INFLATED_BYTES_CEILING}.
  * @param text the value (a decimal number of bytes), undefined or empty for none.
  * @returns the bytes, or null when none is given.
@@ -86,7 +103,8 @@ export function parseMaxInflatedBytes(text: string | number | undefined): number
  * Sets the decompression bound of this process: every records area may then inflate to `bytes`
  * (instead of recordsCount × max.message.bytes, at most {@link DECOMPRESSION_CEILING}); null goes
  * back to the default. Also sets {@link MAX_INFLATED_BYTES_ENV} so that worker threads started
- * afterwards use the same bound.
+ * afterwards use the same bound, and tells the running ones (a broadcast channel: they use it from
+ * their next task on).
  * @param bytes 1 to {@link MAX_INFLATED_BYTES_CEILING}, or null.
  * @throws KlxError `invalid-argument` outside that range.
  */
@@ -94,6 +112,11 @@ export function setMaxInflatedBytes(bytes: number | null): void {
   inflatedBytesOverride = bytes === null ? null : parseMaxInflatedBytes(bytes);
   if (inflatedBytesOverride === null) delete process.env[MAX_INFLATED_BYTES_ENV];
   else process.env[MAX_INFLATED_BYTES_ENV] = String(inflatedBytesOverride);
+  if (boundSender === null) {
+    boundSender = new BroadcastChannel(BOUND_CHANNEL);
+    boundSender.unref();
+  }
+  boundSender.postMessage({ from: threadId, bytes: inflatedBytesOverride });
 }
 
 /** The bound set by {@link setMaxInflatedBytes} (bytes), or null when the default applies. */

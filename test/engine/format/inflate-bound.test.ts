@@ -23,6 +23,10 @@ import { verifyPartition } from '../../../src-main/engine/log/verify.ts';
 import { buildPartition, rec, tempDir } from '../../support/log-builder.ts';
 import { klx } from '../../support/klx-cli.ts';
 import { openSql, rows } from '../sql/sql-test-helpers.ts';
+import { createServerApi } from '../../../src-main/api/index.ts';
+import type { JobResult } from '../../../src-shared/contract.ts';
+import { startEntryWorker } from '../../../src-main/api/core/entry-worker.ts';
+import type { Worker } from 'node:worker_threads';
 
 const PYTHON = '/usr/bin/python3';
 const VALUE = 1572864; // 1.5 MiB of zeros per record
@@ -153,6 +157,59 @@ describe('a legit batch past the decompression bound', () => {
     expect(klx('fetch', dir, '--offset', '0', '--max-inflated-bytes', '0').stderr).toContain('--max-inflated-bytes must be from 1 to 2147483648');
     expect(klx('verify', dir, '--max-inflated-bytes', String(2 ** 31 + 1)).status).not.toBe(0);
   });
+});
+
+describe('the app sets the bound through the API (app.decompressionBound)', () => {
+  it('log.verify gives info batch-not-checked findings by default and none once the bound is raised; a bound out of 1..2 GiB is invalid-argument', async () => {
+    const { dir } = partition();
+    const server = createServerApi({ version: '0.0.0-test', transport: 'bridge', jobs: { progressIntervalMs: 0 } });
+    const CALL = { readOnly: true };
+    const call = async (method: 'app.decompressionBound' | 'session.open' | 'log.verify', req: unknown) => {
+      const env = await server.dispatch(method, req, CALL);
+      if (!env.ok) return { error: env.error };
+      if (method !== 'log.verify') return env.result;
+      const end = await server.ctx.jobs.wait((env.result as { jobId: string }).jobId);
+      return (end as { result?: unknown }).result;
+    };
+    try {
+      await call('session.open', { path: dir });
+      expect(await call('app.decompressionBound', {})).toEqual({ maxInflatedBytes: null, defaultCeilingBytes: 268435456, maxBytes: 2147483648 });
+      const before = (await call('log.verify', { dir })) as JobResult<'log.verify'>;
+      // (recovery-needed: the folder has no clean-shutdown marker.)
+      expect([before.counts, before.findings.map((f) => [f.severity, f.code])]).toEqual([{ error: 0, warning: 0, info: 5 }, [...Array.from({ length: 4 }, () => ['info', 'batch-not-checked']), ['info', 'recovery-needed']]]);
+      expect(await call('app.decompressionBound', { maxInflatedBytes: 4 << 20 })).toEqual({ maxInflatedBytes: 4 << 20, defaultCeilingBytes: 268435456, maxBytes: 2147483648 });
+      const after = (await call('log.verify', { dir })) as JobResult<'log.verify'>;
+      expect([after.counts, after.findings.map((f) => f.code), after.stats.records]).toEqual([{ error: 0, warning: 0, info: 1 }, ['recovery-needed'], 9]);
+      expect(await call('app.decompressionBound', { maxInflatedBytes: 0 })).toMatchObject({ error: { code: 'invalid-argument' } });
+      expect(await call('app.decompressionBound', { maxInflatedBytes: null })).toMatchObject({ maxInflatedBytes: null });
+    } finally {
+      await server.ctx.jobs.shutdown();
+    }
+  });
+});
+
+describe('a worker thread already running', () => {
+  it('uses a bound set in the main thread afterwards (and the default again once it is cleared)', async () => {
+    const worker: Worker = startEntryWorker('bound-test-worker', import.meta.url);
+    const next = () => new Promise<unknown>((resolve) => worker.once('message', resolve));
+    try {
+      expect(await next()).toBe('ready');
+      const ask = async () => {
+        worker.postMessage('bound?');
+        return next();
+      };
+      expect(await ask()).toBe(1048588);
+      setMaxInflatedBytes(4 << 20);
+      // The broadcast reaches the thread between two of its tasks.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await ask()).toBe(4 << 20);
+      setMaxInflatedBytes(null);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await ask()).toBe(1048588);
+    } finally {
+      await worker.terminate();
+    }
+  }, 30_000);
 });
 
 describe('a hostile batch still gets the typed error', () => {
