@@ -180,6 +180,16 @@ export class StringVectorWriter {
     this.longTexts.push(text);
   }
 
+  /** Forgets every value written since the last {@link StringVectorWriter.flush} (after a failed fill). */
+  reset(): void {
+    this.structs.fill(0);
+    this.longRows.length = 0;
+    this.longStarts.length = 0;
+    this.longLengths.length = 0;
+    this.longTexts.length = 0;
+    this.longUsed = 0;
+  }
+
   /**
    * Hands rows `[0, n)` to `vector`: the inline values in one copy, then each long one. Rows not
    * written are empty values (set them NULL in the vector's validity).

@@ -303,6 +303,9 @@ const DECODED_TYPE = STRUCT({ key_format: VARCHAR, value_format: VARCHAR, key_de
 
 /** The functions registered on one DuckDB instance; {@link close} closes their files. */
 export class RecordFunctions {
+  /** The text writers of `klx_decoded`, one per VARCHAR field, for chunks of up to `rows` rows (DuckDB's vector size). */
+  private readonly decodedTexts = { rows: bindings.vector_size(), writers: DECODED_FIELDS.map((f) => (f === 'schema_id' ? null : new StringVectorWriter(bindings.vector_size()))) };
+
   private constructor(readonly reader: RecordReader) {}
 
   /** What the functions read from the log so far (batches, bytes). */
@@ -401,8 +404,18 @@ export class RecordFunctions {
     const nulls = new NullWriter(out, p.n);
     const children = DECODED_FIELDS.map((_, i) => bindings.struct_vector_get_child(out, i));
     const childNulls = children.map((c) => new NullWriter(c, p.n));
-    // Texts of at most 12 bytes (format names, short keys) go to DuckDB in one copy per column.
-    const texts = DECODED_FIELDS.map((f) => (f === 'schema_id' ? null : new StringVectorWriter(p.n)));
+    // Texts of at most 12 bytes (format names, short keys) go to DuckDB in one copy per column; the
+    // writers are kept from chunk to chunk (each flush leaves them empty).
+    const texts = p.n <= this.decodedTexts.rows ? this.decodedTexts.writers : DECODED_FIELDS.map((f) => (f === 'schema_id' ? null : new StringVectorWriter(p.n)));
+    try {
+      this.decodedRows(p, texts, children, childNulls, nulls);
+    } catch (err) {
+      for (const t of texts) t?.reset();
+      throw err;
+    }
+  }
+
+  private decodedRows(p: Places, texts: (StringVectorWriter | null)[], children: Vector[], childNulls: NullWriter[], nulls: NullWriter): void {
     const ids = new Int32Array(p.n);
     let row = 0;
     // One closure per chunk, not per row.

@@ -102,6 +102,24 @@ describe('columns read back from the segments', () => {
     ]);
   });
 
+  it('a decoded chunk that failed half-way leaves nothing behind for the next one: short texts stay short', async () => {
+    // Topic `long`: JSON values of ~60 bytes in two segments (the second is zeroed below);
+    // topic `short`: JSON values of 7 bytes, which DuckDB keeps inline.
+    const logDir = tempDir();
+    const longValue = (n: number) => `{"n":${n},"pad":"${'p'.repeat(50)}"}`;
+    buildPartition(logDir, {
+      topic: 'long',
+      segments: [{ batches: [{ baseOffset: 0n, records: [0, 1, 2].map((n) => rec(`k${n}`, longValue(n))) }] }, { batches: [{ baseOffset: 3n, records: [3, 4].map((n) => rec(`k${n}`, longValue(n))) }] }],
+    });
+    buildPartition(logDir, { topic: 'short', segments: [{ batches: [{ baseOffset: 0n, records: [0, 1, 2, 3, 4].map((n) => rec(`s${n}`, `{"n":${n}}`)) }] }] });
+    const s = await openSql(logDir);
+    const second = join(logDir, 'long-0', '00000000000000000003.log');
+    writeFileSync(second, Buffer.alloc(statSync(second).size));
+    await expect(s.query(`SELECT value_decoded FROM records WHERE topic = 'long' ORDER BY "offset"`)).rejects.toThrow(/the log changed since the SQL tables were built/);
+    const r = await s.query(`SELECT value_decoded FROM records WHERE topic = 'short' ORDER BY "offset"`);
+    expect(r.rows.map((x) => x[0])).toEqual(['{"n":0}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}']);
+  });
+
   it('a log rewritten under an open session gives an error naming the partition and place, not other bytes', async () => {
     const dir = bigLog();
     const s = await openSql(dir);
