@@ -303,7 +303,8 @@ export async function run(opts: BenchOptions): Promise<void> {
   const [one, two, md5Two] = c as [(typeof c)[0], (typeof c)[0], (typeof c)[0]];
   console.log(`  2 threads vs 1 thread (murmur3): best ${fmt3(one.best / two.best)}× (median ${fmt3(one.med / two.med)}×); CPU ${fmt3(two.r0.cpuSeconds / one.r0.cpuSeconds)}× the one-thread run's`);
   console.log(`  murmur3 vs md5: hash ${fmt3(nsPerKey.md5 / nsPerKey['murmur3-x86-128'])}× faster, compaction (2 threads) ${fmt3(md5Two.best / two.best)}× faster`);
-  console.log(`  goal: ≥ ${GOAL_MB_S} MB/s with the key map ≤ ${MAP_BYTES_PER_KEY} B per key: ${fmt3(mb / two.best)} MB/s at ${MAP_BYTES_PER_KEY} B per key: ${mb / two.best >= GOAL_MB_S ? 'met' : 'NOT met'} (on a machine at the load above)`);
+  const fastest = Math.min(one.best, two.best);
+  console.log(`  goal: ≥ ${GOAL_MB_S} MB/s with the key map ≤ ${MAP_BYTES_PER_KEY} B per key: ${fmt3(mb / fastest)} MB/s (murmur3, ${fastest === one.best ? '1 thread' : '2 threads'}) at ${MAP_BYTES_PER_KEY} B per key: ${mb / fastest >= GOAL_MB_S ? 'met' : 'NOT met'} (on a machine at the load above)`);
 }
 
 if (process.argv[2] === '--klx-compaction-child' && import.meta.url === pathToFileURL(process.argv[1]!).href) {

@@ -26,8 +26,9 @@
  * chunks in segment order: the same per-batch steps on the same digests as in one thread, so the
  * map's entries, its latestOffset, `full`, the superseded offsets and any error are the same, and a
  * map that fills up stops at the same record (the worker's read-ahead is then thrown away).
- * Bounds: the worker is at most {@link MAX_CHUNKS_AHEAD} chunks (`map-chunks.ts`: ~1.1 MB each; fewer, larger chunks mean fewer hand-overs between the threads)
- * ahead of the puts and reads with the scan's bounded windows; the map itself is the only large
+ * Bounds: the worker is at most {@link MAX_CHUNKS_AHEAD} chunks (`map-chunks.ts`: ~1.1 MB each;
+ * fewer, larger chunks mean fewer hand-overs between the threads) ahead of the puts and reads with
+ * the scan's bounded windows; the map itself is the only large
  * buffer (`log.cleaner.dedupe.buffer.size`). Cancelling is checked here as in one thread (every 256
  * batches, and while waiting), and stops the worker. A worker that has not started after
  * {@link WORKER_START_MS} (its entry did not load) or stays silent for {@link WORKER_STALL_MS} is

@@ -30,8 +30,9 @@ export const CHUNK_KEYS = 32768;
 /** Batches after which a chunk is handed over. */
 export const CHUNK_BATCHES = 4096;
 
-/** Batch flags in {@link MapChunk.ints}. */
+/** Batch flag in {@link MapChunk.ints}: a control batch (transaction marker). */
 export const F_CONTROL = 1;
+/** Batch flag: the batch's isTransactional attribute. */
 export const F_TRANSACTIONAL = 2;
 /** Magic 0/1: the keys are put one at a time (the batch's records came decoded). */
 export const F_LEGACY = 4;
