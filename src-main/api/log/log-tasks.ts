@@ -31,6 +31,8 @@ import { verifyFolderJob } from './log-folder-verify.ts';
 import { scanRunner, scanSplitMinBytes } from './scan-pool.ts';
 import { batchesPage, offsetOf, recordsPage, recordValue } from './log-records.ts';
 import { s, sn } from './log-wire.ts';
+import { partitionSummaryOf, segmentRowsOf } from './log-summary.ts';
+import { readPartitionIndexes } from '../../engine/log/quick-check.ts';
 
 /** What every log task receives (see the module comment). */
 export interface LogTaskArgs<Req = undefined> {
@@ -128,8 +130,20 @@ export interface CountTaskResult {
   facts: CountFacts | null;
 }
 
+/**
+ * A `log.partition` request with what this session learned about the partition on the main thread
+ * (`LogCache.facts`: a verify's result, record counts, CRC failures met by pages), for its health badge.
+ */
+export type PartitionTaskReq = ParsedReq<'log.partition'> & { facts: ReturnType<LogCache['facts']> };
+
 /** The log worker's task table. */
 export const logTasks = {
+  /** Summary and segment rows: each segment's index files read and parsed once for both (`readPartitionIndexes`). */
+  partition: async (a: LogTaskArgs<PartitionTaskReq>): Promise<Res<'log.partition'>> => {
+    const log = partitionOf(a);
+    const indexes = readPartitionIndexes(log);
+    return { partition: partitionSummaryOf(log, a.req.facts, indexes), segments: segmentRowsOf(log, indexes) };
+  },
   records: (a: LogTaskArgs<ParsedReq<'log.records'>>): Promise<Res<'log.records'>> => recordsPage(partitionOf(a), a.req, decoderFor(a)),
   recordValue: (a: LogTaskArgs<ParsedReq<'log.recordValue'>>): Promise<Res<'log.recordValue'>> => recordValue(partitionOf(a), a.req),
   batches: async (a: LogTaskArgs<ParsedReq<'log.batches'>>): Promise<Res<'log.batches'>> => batchesPage(partitionOf(a), a.req),

@@ -10,7 +10,7 @@
  *
  * The work itself lives in `log-summary.ts` (partition and segment rows), `log-records.ts` (record
  * pages with hole rows, record bytes, batch pages) and `log-jobs.ts` (count, holes, verify, search).
- * Everything but opening a folder and a partition's summary runs on the log worker pool
+ * Everything but opening a folder and the tree's summaries (`log.open`, `log.summaries`) runs on the log worker pool
  * (`log-tasks.ts`, `core/worker-pool.ts`): this thread only resolves and checks the path, sends the
  * task and forwards progress, so a slow or hostile input never blocks other calls or `job.cancel`.
  */
@@ -27,9 +27,8 @@ import { isInsideDir, realpathLenient } from '../core/paths.ts';
 import type { JobResult, MethodName, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { logCacheOf } from '../core/log-cache.ts';
-import { logPool, type ExportTaskReq, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
-import { logDirSummaryOf, partitionSummaryOf, segmentRowsOf } from './log-summary.ts';
-import { readPartitionIndexes } from '../../engine/log/quick-check.ts';
+import { logPool, type ExportTaskReq, type PartitionTaskReq, type CountTaskResult, type LogTaskArgs, type LogTaskKind, type VerifyTaskResult } from './log-tasks.ts';
+import { logDirSummaryOf, partitionSummaryOf } from './log-summary.ts';
 import type { ApiContext, CallContext, DomainHandlers, JobContext } from '../core/types.ts';
 
 /** Builds the `log.*` handlers. */
@@ -125,12 +124,16 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
       return { partitions, failed };
     },
 
-    /** Summary and segment rows of one partition. */
+    /**
+     * Summary and segment rows of one partition, on a log thread: it reads every segment's index
+     * files (hundreds of ms for a 10 GB partition), which on this thread would hold back every other
+     * call meanwhile (the records pages of the table, the inspector's bytes). What this session
+     * learned about the partition (verify, counts, CRC failures met) goes with the task.
+     */
     'log.partition': async (req, call) => {
       const log = await partitionAt(req.dir, call);
-      // Each segment's index files are read and parsed once for both (the quick check, the rows, the tail check).
-      const indexes = readPartitionIndexes(log);
-      return { partition: partitionSummaryOf(log, cache.facts(log.dir), indexes), segments: segmentRowsOf(log, indexes) };
+      const task: PartitionTaskReq = { ...req, facts: cache.facts(log.dir) };
+      return inWorker<Res<'log.partition'>>('partition', task, call);
     },
 
     'log.batches': async (req, call) => inWorker('batches', req, call),
