@@ -11,6 +11,8 @@
  *   with the stored CRC and the one kafkajs computes (no code in common with the engine's).
  * - `pendingSwap`: a compacted partition left by an interrupted cleaner: `0.log.swap` (offsets 15..19,
  *   the last value of each key) beside the segments 0 and 10 it replaces, and seg@20 active.
+ * - `compressible`: a partition whose gzip batch of 2 records of 1.5 MiB of zeros inflates past
+ *   this tool's default decompression bound (2 × max.message.bytes), then a small batch.
  * Pages are 1600 × 900 ({@link VIEWPORT}), a common support-desk screen.
  */
 import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -47,6 +49,8 @@ interface ExplorerFixtures {
   crcDamaged: { logDir: string; dir: string; position: number; stored: number; computed: number };
   /** `<logDir>/prices-0`: segments 0 (0..9), 10 (10..19), 20 (20..29, active) and `0.log.swap` holding 15..19. */
   pendingSwap: { logDir: string; dir: string };
+  /** `<logDir>/blobs-0`: a gzip batch at offsets 0..1 past the default decompression bound, then offset 2. */
+  compressible: { logDir: string; dir: string };
 }
 
 interface WorkerFixtures {
@@ -89,6 +93,16 @@ export const test = base.extend<ExplorerFixtures, WorkerFixtures>({
     const stored = b.readUInt32BE(position + 17);
     const computed = kjsCrc32C(b.subarray(position + 21, position + size)) >>> 0;
     await use({ logDir, dir, position, stored, computed });
+    rmSync(tmp, { recursive: true, force: true });
+  },
+  compressible: async ({}, use) => {
+    const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'klx-e2e-zip-')));
+    const logDir = join(tmp, 'kafka-logs');
+    const zeros = Buffer.alloc(1572864);
+    const big = encodeBatch({ baseOffset: 0n, compression: 'gzip', records: [{ key: 'blob-0', value: zeros, timestamp: 1_717_000_000_000n }, { key: 'blob-1', value: zeros, timestamp: 1_717_000_001_000n }] });
+    const small = encodeBatch({ baseOffset: 2n, records: [rec('after', 'small', 1_717_000_002_000)] });
+    const dir = buildPartition(logDir, { topic: 'blobs', segments: [{ batches: [big, small] }] }, { highWatermark: 3n, recoveryPoint: 3n, cleanShutdown: true });
+    await use({ logDir, dir });
     rmSync(tmp, { recursive: true, force: true });
   },
   pendingSwap: async ({}, use) => {
