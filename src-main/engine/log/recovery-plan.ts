@@ -37,6 +37,10 @@
  *    recovery point, or after a clean shutdown: consumers then stop at that offset, `CompletedFetch`;
  *    for the last segment's tail after a clean shutdown, what `LogSegment.readNextOffset` makes of it:
  *    see `brokerTailAtLoad`).
+ *    Offsets going backwards are no `ensureValid` failure: a broker keeps such a batch unless an index
+ *    entry it rebuilds goes backwards (`OffsetIndex.append` / `TimeIndex.maybeAppend` throw
+ *    `InvalidOffsetException`), and then `LogLoader.recoverLog` empties the whole segment and deletes
+ *    the later ones (see {@link offsetDisorderAtRecovery}); the plan says which, and cuts nothing by default.
  *    `truncateAtCorruption` cuts at the first invalid batch and deletes every later segment (their
  *    records are counted in the plan): the broker's behaviour for a recovered segment, the user's
  *    choice for any other.
@@ -237,6 +241,99 @@ function brokerAcceptedBatch(log: string, position: number, fileSize: number): s
   const bytes = readRange(log, position, total);
   if (crc32c(bytes.subarray(21)) >>> 0 !== bytes.readUInt32BE(17)) return null;
   return `It is a complete batch of magic ${magic} (${total} bytes) whose CRC-32C is valid`;
+}
+
+/**
+ * What a broker's `LogSegment.recover` meets in a segment whose offsets are out of order (a batch not
+ * above the previous one): it checks each batch's CRC (`RecordBatch.ensureValid`) and that its last
+ * offset fits the segment (`ensureOffsetInRange`), not that offsets increase. It rebuilds the indexes
+ * as it reads: at each batch more than `index.interval.bytes` past the last indexed one,
+ * `OffsetIndex.append(lastOffset, position)` throws `InvalidOffsetException` when the offset is not
+ * above the previous entry's, and `TimeIndex.maybeAppend(maxTimestampSoFar, its offset)` when that
+ * offset is below the previous time entry's (once more after the last batch).
+ * - `invalid-offset`: an index append throws; `LogLoader.recoverLog` catches it and empties the whole
+ *   segment (`LogSegment.truncateTo(baseOffset)`), then deletes every later segment;
+ *   `LogLoader.loadSegmentFiles` (a segment recovered alone, its `.index` missing) does not catch it.
+ * - `overflow`: a last offset below the segment's base or more than 2^31−1 above it:
+ *   `LogSegmentOffsetOverflowException`, which `LogLoader.retryOnOffsetOverflow` answers by splitting
+ *   the segment (`LocalLog.splitOverflowedSegment`) and retrying.
+ * - `kept`: nothing throws; the broker keeps every batch (the same in Kafka 2.8 `Log.recoverLog` and
+ *   3.x/4.x `LogLoader.recoverLog`).
+ * Reads the `.log` from the start to its end or its first batch failing the CRC or unreadable bytes
+ * (where `LogSegment.recover` stops anyway).
+ * @param log the `.log` path; `baseOffset` its segment's base offset; `indexIntervalBytes` the topic's `index.interval.bytes`.
+ */
+export type OffsetDisorderAtRecovery =
+  | { kind: 'kept' }
+  | { kind: 'invalid-offset'; index: 'offset' | 'time'; position: number; offset: bigint; previous: bigint; segmentBytes: number }
+  | { kind: 'overflow'; position: number; lastOffset: bigint };
+
+/** See {@link OffsetDisorderAtRecovery}. */
+export function offsetDisorderAtRecovery(log: string, baseOffset: bigint, indexIntervalBytes: number): OffsetDisorderAtRecovery {
+  let lastIndexEntry = 0;
+  let lastOffsetEntry: bigint | null = null;
+  let timeEntry: { ts: bigint; offset: bigint } | null = null;
+  let maxTs = -1n;
+  let maxTsOffset = -1n;
+  let segmentBytes = 0;
+  const timeAppend = (position: number): OffsetDisorderAtRecovery | null => {
+    if (timeEntry !== null && maxTsOffset < timeEntry.offset) return { kind: 'invalid-offset', index: 'time', position, offset: maxTsOffset, previous: timeEntry.offset, segmentBytes: 0 };
+    if (maxTs > (timeEntry?.ts ?? -1n)) timeEntry = { ts: maxTs, offset: maxTsOffset };
+    return null;
+  };
+  let result: OffsetDisorderAtRecovery | null = null;
+  let stopped = false;
+  for (const e of scanLogFile(log, { verifyCrc: true })) {
+    if (e.type !== 'batch') {
+      segmentBytes += e.size;
+      stopped = true;
+      continue;
+    }
+    const h = e.header;
+    segmentBytes += h.size;
+    if (h.crcValid === false) stopped = true;
+    if (result !== null || stopped) continue;
+    if (h.lastOffset < baseOffset || h.lastOffset - baseOffset > 2147483647n) {
+      result = { kind: 'overflow', position: h.position, lastOffset: h.lastOffset };
+      continue;
+    }
+    if (h.maxTimestamp > maxTs) {
+      maxTs = h.maxTimestamp;
+      maxTsOffset = h.lastOffset;
+    }
+    if (h.position - lastIndexEntry > indexIntervalBytes) {
+      if (lastOffsetEntry !== null && h.lastOffset <= lastOffsetEntry) {
+        result = { kind: 'invalid-offset', index: 'offset', position: h.position, offset: h.lastOffset, previous: lastOffsetEntry, segmentBytes: 0 };
+        continue;
+      }
+      lastOffsetEntry = h.lastOffset;
+      result = timeAppend(h.position);
+      lastIndexEntry = h.position;
+    }
+  }
+  // The time index's final entry (LogSegment.recover appends it after the loop).
+  if (result === null) result = timeAppend(-1) ?? { kind: 'kept' };
+  return result.kind === 'invalid-offset' ? { ...result, segmentBytes } : result;
+}
+
+/**
+ * What a broker does at startup with the out-of-order offsets `d` found in a segment it recovers
+ * (`alone`: recovered only because its `.index` is missing), as a sentence naming Kafka's classes.
+ * @param later how many segments follow this one; `base` the segment's base offset.
+ */
+export function offsetDisorderText(d: OffsetDisorderAtRecovery, base: bigint, later: number, alone: boolean): string {
+  const checks = "A broker's recovery does not check that offsets increase (LogSegment.recover checks each batch's CRC and that its last offset fits the segment)";
+  if (d.kind === 'kept') {
+    return `${checks}, and no index entry it rebuilds goes backwards (OffsetIndex.append, TimeIndex.maybeAppend), so it keeps the batch and cuts nothing; a consumer reads past it, skipping records below its position (Kafka CompletedFetch.nextFetchedRecord)`;
+  }
+  if (d.kind === 'overflow') {
+    return `A broker's LogSegment.recover throws LogSegmentOffsetOverflowException at the batch at byte ${d.position} (its last offset ${d.lastOffset} does not fit segment ${base}: ensureOffsetInRange), and LogLoader.retryOnOffsetOverflow splits the segment (LocalLog.splitOverflowedSegment) and retries instead of cutting it`;
+  }
+  const where = d.position < 0 ? 'the final .timeindex entry it writes after the last batch' : `the ${d.index === 'offset' ? '.index' : '.timeindex'} entry it writes at the batch at byte ${d.position}`;
+  const thrower = d.index === 'offset' ? 'OffsetIndex.append' : 'TimeIndex.maybeAppend';
+  const head = `${checks}, but ${where} names offset ${d.offset}, ${d.index === 'offset' ? 'not above' : 'below'} the previous entry's ${d.previous}: ${thrower} throws InvalidOffsetException`;
+  if (alone) return `${head}, which LogLoader.loadSegmentFiles (recovering this segment alone, its .index missing) does not catch: the broker fails to load the log`;
+  return `${head}, and LogLoader.recoverLog then empties the whole segment (LogSegment.truncateTo(${base}): all ${d.segmentBytes} bytes)${later === 0 ? '' : ` and deletes the ${later} later segment${later === 1 ? '' : 's'}`}`;
 }
 
 /** What a broker that does not recover the last segment makes of its tail at load (see {@link brokerTailAtLoad}). */
@@ -483,6 +580,8 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
     const fi = scan.firstInvalid;
     let truncateTo: number | null = null;
     let kind: TruncateLogAction['kind'] = 'invalid-tail';
+    /** What a broker does instead when the first problem is offsets going backwards (see offsetDisorderAtRecovery). */
+    let offsetOutcome: string | null = null;
     if (fi) {
       const later = refs.length - 1 - i;
       const tailOnly = scan.validBatchesAfterInvalid === 0;
@@ -524,6 +623,17 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
           position: fi.position,
           reason: `${fi.reason}; ${follows}: left in place. A broker would not notice it at startup: ${why} (LogLoader.recoverLog); ${consumerText}. Cutting the segment here is your choice (--truncate-at-corruption), not the broker's`,
         });
+      } else if (fi.kind === 'offset') {
+        // LogSegment.recover does not stop at offsets going backwards: what it does depends on the indexes it rebuilds.
+        const d = offsetDisorderAtRecovery(ref.log, ref.baseOffset, interval);
+        offsetOutcome = offsetDisorderText(d, ref.baseOffset, later, !recovered);
+        const ask = `cutting the segment at byte ${fi.position}${later === 0 ? '' : ' and deleting every later segment'} is your choice (--truncate-at-corruption)`;
+        unresolved.push({
+          kind: d.kind === 'kept' ? 'not-recovered-by-broker' : 'needs-truncate-flag',
+          file: finalLog,
+          position: fi.position,
+          reason: `${fi.reason}; ${follows}: left in place (no valid record is dropped by default). ${offsetOutcome}; ${ask}`,
+        });
       } else if (tailOnly && later === 0) {
         truncateTo = fi.position;
       } else {
@@ -551,12 +661,14 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         droppedBatches: kind === 'corruption' ? scan.validBatchesAfterInvalid : 0,
         droppedRecords: kind === 'corruption' ? scan.recordsAfterInvalid : 0,
         nextOffset: segNextAfter,
-        byBroker: recovered || recoveredAlone,
+        byBroker: (recovered || recoveredAlone) && offsetOutcome === null && fi!.kind !== 'offset',
         reason:
           (kind === 'corruption'
             ? `${fi!.reason}: cut at the first invalid batch, dropping ${scan.validBatchesAfterInvalid} valid batches (${scan.recordsAfterInvalid} records) after it`
             : `${scan.logSize - truncateTo} bytes from position ${truncateTo} are not a valid batch (${fi!.reason}); no valid batch follows`) +
-          (recovered ? ' (a broker does the same: LogSegment.recover)' : recoveredAlone ? ' (a broker does the same: its .index is missing, LogLoader.loadSegmentFiles)' : ' (your choice: a broker would not recover this segment at startup, LogLoader.recoverLog)'),
+          (fi!.kind === 'offset' && (recovered || recoveredAlone)
+            ? ` (your choice: ${offsetDisorderText(offsetDisorderAtRecovery(ref.log, ref.baseOffset, interval), ref.baseOffset, refs.length - 1 - i, !recovered)})`
+            : recovered ? ' (a broker does the same: LogSegment.recover)' : recoveredAlone ? ' (a broker does the same: its .index is missing, LogLoader.loadSegmentFiles)' : ' (your choice: a broker would not recover this segment at startup, LogLoader.recoverLog)'),
       });
       if (i < refs.length - 1) cutAt = i;
     }
