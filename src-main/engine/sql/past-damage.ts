@@ -84,7 +84,7 @@ export async function notCheckedNotices(connection: DuckDBConnection, opened: Op
       notice:
         `not checked: ${n} batch${n === 1 ? '' : 'es'} (${records} records, offsets ${first}..${last}) inflate${n === 1 ? 's' : ''} past this tool's decompression bound${bound !== null ? ` of ${bound} bytes` : ''}, ` +
         `so ${n === 1 ? 'its' : 'their'} records are not in records, latest or state (damage lists ${n === 1 ? 'it' : 'them'} with kind not-checked). ` +
-        `Not damage: a consumer decompresses record by record (CompletedFetch, DefaultRecordBatch). Read ${n === 1 ? 'it' : 'them'} with klx query --max-inflated-bytes <bytes> (up to ${MAX_INFLATED_BYTES_CEILING}).`,
+        `Not damage: a consumer decompresses record by record (CompletedFetch, DefaultRecordBatch). Read ${n === 1 ? 'it' : 'them'} with klx query --max-inflated-bytes <bytes> (up to ${MAX_INFLATED_BYTES_CEILING}), or in the app with Verify's "Read batches up to 1 GiB" (app.decompressionBound), then open the tables again.`,
     };
   });
 }

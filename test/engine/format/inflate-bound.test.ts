@@ -130,7 +130,7 @@ describe('a legit batch past the decompression bound', () => {
         partition: 'blobs-0',
         notice:
           "not checked: 4 batches (8 records, offsets 0..8) inflate past this tool's decompression bound of 2097176 bytes, so their records are not in records, latest or state (damage lists them with kind not-checked). " +
-          'Not damage: a consumer decompresses record by record (CompletedFetch, DefaultRecordBatch). Read them with klx query --max-inflated-bytes <bytes> (up to 2147483648).',
+          'Not damage: a consumer decompresses record by record (CompletedFetch, DefaultRecordBatch). Read them with klx query --max-inflated-bytes <bytes> (up to 2147483648), or in the app with Verify\'s "Read batches up to 1 GiB" (app.decompressionBound), then open the tables again.',
       },
     ]);
     setMaxInflatedBytes(4 << 20);
