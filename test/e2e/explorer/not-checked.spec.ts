@@ -1,8 +1,11 @@
 /**
  * A real, very compressible batch (2 records of 1.5 MiB of zeros, gzip) past this tool's default
  * decompression bound: Verify lists it as a note "batch-not-checked", not as an error, and its
- * button raises the bound (app.decompressionBound) and verifies again, which then checks it.
+ * button raises the bound (app.decompressionBound) and verifies again, which then checks it. And
+ * the SQL sidebar's notice about records past damage.
  */
+import { join } from 'node:path';
+import { configureSql } from '../../../src-main/api/sql/sql.ts';
 import { expect, openFolder, selectPartition, test, VIEWPORT } from './explorer-fixtures.ts';
 
 test.use({ viewport: VIEWPORT });
@@ -24,4 +27,14 @@ test('Verify ranks the batch as not checked (a note, no error); "Read batches up
   await expect(summary).toContainText('0 notes');
   await expect(summary).toContainText('3 records');
   await expect(page.getByTestId('verify-findings')).toContainText('Nothing to report');
+});
+
+test('the SQL sidebar says how many records lie past damage (a batch failing its CRC at offset 7 of refunds-0)', async ({ page, bridge, crcDamaged }) => {
+  configureSql(bridge.api.ctx, { cacheDir: join(crcDamaged.logDir, '..', 'sql-cache') });
+  await openFolder(page, bridge.url, crcDamaged.logDir);
+  await selectPartition(page, 'refunds-0');
+  await page.getByTestId('tab-sql').click();
+  const notices = page.getByTestId('sql-notices');
+  await expect(notices).toContainText('refunds-0: 12 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position', { timeout: 30_000 });
+  await expect(notices).toContainText('12 keys of latest have their latest value past damage');
 });
