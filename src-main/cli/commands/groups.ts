@@ -10,8 +10,13 @@
  *
  * `--json` prints NDJSON, one object per group, topic and partition: `group, topic, partition,
  * currentOffset, logStartOffset, logEndOffset, lag, recordLag, nextOffset, diagnosis,
- * commitTimestamp, consumerId, host, clientId` (and `highWatermark, lastStableOffset, leaderEpoch,
- * expired, expiresAt, detail`); int64 as JSON numbers within 2^53, else decimal strings.
+ * commitTimestamp, consumerId, host, clientId` (and `localLogEndOffset, highWatermark, lastStableOffset,
+ * leaderEpoch, expired, expiresAt, detail`); int64 as JSON numbers within 2^53, else decimal strings.
+ * `logEndOffset` is the text's LOG-END-OFFSET (what ListOffsets latest answers: the high watermark, or
+ * the log end offset without a replication-offset-checkpoint entry) and `lag` is computed against it
+ * as kafka-consumer-groups.sh does (ConsumerGroupCommand.getLag); `localLogEndOffset` is the end of
+ * the log on disk (UnifiedLog.logEndOffset). A negative lag is printed `-N (ahead)` and explained
+ * in `detail` (and under the table).
  */
 import { int64Json } from '../../engine/format/batch-json.ts';
 import { KlxError } from '../../engine/errors.ts';
@@ -39,7 +44,8 @@ export function groupRowJson(r: GroupOffsetRow, loadFailure: string | null = nul
     partition: r.partition,
     currentOffset: j(r.committedOffset),
     logStartOffset: j(r.logStartOffset),
-    logEndOffset: j(r.logEndOffset),
+    logEndOffset: j(r.highWatermark ?? r.logEndOffset),
+    localLogEndOffset: j(r.logEndOffset),
     lag: j(r.lag),
     recordLag: r.recordLag,
     nextOffset: j(r.nextOffset),
@@ -87,18 +93,19 @@ export async function runGroups(dir: string, opts: GroupsCliOptions): Promise<vo
   await out.line(`__consumer_offsets: ${t.present.length} of ${t.numPartitions} partitions opened${t.numPartitionsAssumed ? ' (offsets.topic.num.partitions assumed; --offsets-partitions N to give it)' : ''}${t.absent.length > 0 ? `; absent: ${compactRanges(t.absent)}` : ''}`);
   await out.line(`now ${new Date(Number(d.now)).toISOString()}, offsets.retention.minutes ${d.offsetsRetentionMs / 60_000n}, record lag for ${d.isolation} consumers`);
   for (const p of loaded.store.problems) await out.line(`! ${p.file}: position ${p.position}: offset ${p.offset}: ${p.reason}`);
+  const rows0 = (group: string) => d.offsets.filter((r) => r.group === group);
   for (const g of d.groups) {
     await out.line('');
     const kind = g.type === 'classic' ? `classic ${g.protocolType || '(no protocol type)'}` : g.type;
-    await out.line(`Group ${g.group}: ${kind}, state ${g.state}, ${g.members} member${g.members === 1 ? '' : 's'}${g.generation !== null ? `, ${g.type === 'classic' ? 'generation' : 'epoch'} ${g.generation}` : ''}, __consumer_offsets-${g.offsetsPartition}${g.offsetsPartitionMissing ? ' (NOT opened: what is listed may be incomplete)' : ''}; lag ${g.totalLag}, record lag ${g.totalRecordLag}${g.expiredOffsets ? `; ${g.expiredOffsets} expired offset${g.expiredOffsets === 1 ? '' : 's'}, not counted in the lag` : ''}`);
+    await out.line(`Group ${g.group}: ${kind}, state ${g.state}, ${g.members} member${g.members === 1 ? '' : 's'}${g.generation !== null ? `, ${g.type === 'classic' ? 'generation' : 'epoch'} ${g.generation}` : ''}, __consumer_offsets-${g.offsetsPartition}${g.offsetsPartitionMissing ? ' (NOT opened: what is listed may be incomplete)' : ''}; lag ${g.totalLag}${rows0(g.group).some((r) => r.lag !== null && r.lag < 0n && !r.expired) ? ' (negative lags count as 0)' : ''}, record lag ${g.totalRecordLag}${g.expiredOffsets ? `; ${g.expiredOffsets} expired offset${g.expiredOffsets === 1 ? '' : 's'}, not counted in the lag` : ''}`);
     if (g.offsetsPartitionLoadFailure) await out.line(`!! ${g.offsetsPartitionLoadFailure.text} (${g.offsetsPartitionLoadFailure.file}: position ${g.offsetsPartitionLoadFailure.position}); the rows below are what this tool read around it`);
     for (const p of g.problems) await out.line(`! ${p.file}: position ${p.position}: offset ${p.offset}: ${p.reason}`);
     if (g.pendingTransactionalProducers.length > 0) await out.line(`! transactional offset commits of producer ${g.pendingTransactionalProducers.join(', ')} have no COMMIT/ABORT marker yet (not applied)`);
     const rows = d.offsets.filter((r) => r.group === g.group);
     if (rows.length === 0) continue;
     const s = (v: bigint | number | null) => (v === null ? '-' : String(v));
-    for (const l of table(rows.map((r) => [r.group, r.topic, String(r.partition), s(r.committedOffset), s(r.highWatermark ?? r.logEndOffset), s(r.lag), r.consumerId ?? '-', r.host ?? '-', r.clientId ?? '-', s(r.recordLag), s(r.nextOffset), r.diagnosis + (r.expired ? ' (expired)' : '')]))) await out.line(l);
-    for (const r of rows) if (r.diagnosis !== 'ok' || r.expired) await out.line(`  ${r.topic}-${r.partition}: ${r.detail}${r.expired ? `; the offset expired at ${new Date(Number(r.expiresAt)).toISOString()} (the coordinator deletes it, OffsetMetadataManager.cleanupExpiredOffsets: the consumer resets per auto.offset.reset)` : ''}`);
+    for (const l of table(rows.map((r) => [r.group, r.topic, String(r.partition), s(r.committedOffset), s(r.highWatermark ?? r.logEndOffset), r.lag !== null && r.lag < 0n ? `${r.lag} (ahead)` : s(r.lag), r.consumerId ?? '-', r.host ?? '-', r.clientId ?? '-', s(r.recordLag), s(r.nextOffset), r.diagnosis + (r.expired ? ' (expired)' : '')]))) await out.line(l);
+    for (const r of rows) if (r.diagnosis !== 'ok' || r.expired || (r.lag !== null && r.lag < 0n)) await out.line(`  ${r.topic}-${r.partition}: ${r.detail}${r.expired ? `; the offset expired at ${new Date(Number(r.expiresAt)).toISOString()} (the coordinator deletes it, OffsetMetadataManager.cleanupExpiredOffsets: the consumer resets per auto.offset.reset)` : ''}`);
   }
   await out.end();
 }

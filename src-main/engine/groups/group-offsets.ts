@@ -391,6 +391,8 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
         continue;
       }
       r.lag = facts.fetchEnd - c;
+      // kafka-consumer-groups.sh prints LOG-END-OFFSET − CURRENT-OFFSET raw (ConsumerGroupCommand.getLag); a negative one is explained.
+      const negativeLag = r.lag < 0n ? `${negativeLagText(r.lag, c, facts)}; ` : '';
       if (c < facts.logStart) {
         r.diagnosis = 'below-log-start';
         r.recordLag = positions.get(clamp(facts.logStart))?.recordLag ?? null;
@@ -411,11 +413,23 @@ export async function describeGroups(loaded: LoadedGroups, opts: DescribeOptions
           r.detail = `no record at ${c} (compacted away, or a gap in the offsets): legitimate, the consumer continues at ${r.nextOffset}`;
         }
       }
+      r.detail = negativeLag + r.detail;
     }
   }
 
   const summaries = groups.map((g) => summarize(g, loaded, rows.filter((r) => r.group === g.groupId), members.filter((m) => m.group === g.groupId)));
   return { groups: summaries, offsets: rows, members, now, offsetsRetentionMs: retention, isolation };
+}
+
+/**
+ * Why LAG is negative: the committed offset `c` is past the offset `ListOffsets` latest returns a
+ * client (the high watermark, or the log end offset when the folder has no replication-offset-checkpoint
+ * entry: Partition.fetchOffsetForTimestamp), which kafka-consumer-groups.sh prints as LOG-END-OFFSET
+ * and subtracts (ConsumerGroupCommand.getLag).
+ */
+function negativeLagText(lag: bigint, c: bigint, f: PartitionFacts): string {
+  const past = c > f.logEnd ? `also past this replica's log end offset ${f.logEnd}` : f.hw !== null && f.logEnd > f.hw ? `within this replica's log (log end offset ${f.logEnd}), in records not yet known to be replicated` : null;
+  return `LAG ${lag} is negative: the committed offset ${c} is ${-lag} past the ${f.fetchEndName} ${f.fetchEnd} that ListOffsets latest answers (LOG-END-OFFSET; kafka-consumer-groups.sh prints LOG-END-OFFSET − CURRENT-OFFSET as it is, ConsumerGroupCommand.getLag)${past ? `, ${past}` : ''}; the group counts it as 0`;
 }
 
 async function partitionFacts(log: PartitionLog, opts: LongReadOptions): Promise<PartitionFacts> {
