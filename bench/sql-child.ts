@@ -3,7 +3,7 @@
  * (`process.resourceUsage().maxRSS`) is the step's own:
  *
  * - `ours LOGDIR CACHEDIR [THREADS]`: build the tables of LOGDIR (cold: the cache folder is emptied
- *   first; segments decoded in THREADS worker threads, default the cores; 1: in the building thread) and
+ *   first; THREADS threads, default the cores: the building one and THREADS − 1 decoding; 1: all in the building thread) and
  *   answer `SELECT count(*) FROM state`; then one query that reads values back from the log
  *   (`sum(octet_length(value)) FROM state`).
  * - `parquet FILE DBFILE` / `ndjson FILE DBFILE`: DuckDB loads the same records from FILE into a

@@ -293,7 +293,11 @@ export interface BuildLogTablesOptions extends LongReadOptions {
    * thread even with `startWorker` (default `GROUPS_IN_THREAD_FROM_BYTES` of group-tables.ts).
    */
   groupsInThreadFromBytes?: number;
-  /** Threads of the parallel build (default: the machine's cores); 1 decodes in the calling thread. */
+  /**
+   * Threads of the build, the calling one included (default: the machine's cores): the calling
+   * thread appends to DuckDB (most of a build's work, in DuckDB's appender) and `threads − 1`
+   * threads decode segments; 1 decodes in the calling thread.
+   */
   threads?: number;
   /**
    * Bytes of `.log` below which the build decodes in the calling thread even with `startWorker`
@@ -369,7 +373,8 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   // started (and given their tasks) first, so that they start while DuckDB creates the tables.
   const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
   const parallel = opts.startWorker && threads > 1 && parts.some((p) => p.log.segments.length > 0) && totalBytes >= (opts.parallelFromBytes ?? PARALLEL_BUILD_FROM_BYTES);
-  const pool = parallel ? new SqlBuildPool(opts.startWorker!, threads) : null;
+  // One core stays with this thread: DuckDB's appender works in it (see `threads`).
+  const pool = parallel ? new SqlBuildPool(opts.startWorker!, threads - 1) : null;
   let segmentSource: (pid: number, si: number) => AsyncIterable<RowsChunk> | Iterable<RowsChunk>;
   let holesOf: (pid: number) => AsyncIterable<OffsetHole>;
   if (pool) {

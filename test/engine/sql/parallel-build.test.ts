@@ -48,12 +48,12 @@ async function tableDump(s: SqlSession): Promise<Record<string, { rows: number; 
 }
 
 /**
- * The one-thread build and the threaded one (every segment decoded by the threads, unless
+ * The one-thread build and the threaded one (two decoding threads; every segment decoded by them, unless
  * `firstSegmentHeadBytes` gives the building thread the head of the first segment).
  */
 async function bothBuilds(dir: string, firstSegmentHeadBytes = 0): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
   const one = await openSql(dir, { threads: 1 });
-  const two = await openSql(dir, { threads: 2, startWorker, parallelFromBytes: 0, firstSegmentHeadBytes });
+  const two = await openSql(dir, { threads: 3, startWorker, parallelFromBytes: 0, firstSegmentHeadBytes });
   return { one: await tableDump(one), two: await tableDump(two), records: one.buildSummary!.records };
 }
 
