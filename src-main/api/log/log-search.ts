@@ -327,7 +327,7 @@ async function searchPartition(target: SearchTarget, fromOffset: bigint | undefi
   const pacer = new Pacer({ signal: job.signal, phase, total, onProgress: (p) => job.progress({ phase, done: Math.min(total, before + p.done), total, bytes: before + p.bytes }) });
   const aborted = abortedTxnsFromIndexes(log).abortedTransactions;
   let filter: AbortedTransactionFilter | null = null;
-  outer: for (const e of walkLog(log, { fromOffset: from })) {
+  outer: for (const e of walkLog(log, { fromOffset: from, reuseWindows: true })) {
     if (e.type !== 'batch') continue;
     const h = e.header;
     out.walked += h.size;
@@ -438,7 +438,7 @@ export async function searchSegmentTask(a: SearchSegmentArgs, run: { signal?: Ab
   const { from, logStart, logEnd } = a;
   const out: SearchSegmentResult = { matches: [], scanned: 0, walked: 0, first: null, ended: false, filterStart: null, markers: [], maxFed: null };
   let waiting: SegmentMatch | null = null;
-  outer: for (const entry of scanSegmentFrom(segment, a.position)) {
+  outer: for (const entry of scanSegmentFrom(segment, a.position, { reuseWindows: true })) {
     if (entry.type !== 'batch') continue;
     const e: WalkedBatch = Object.assign(entry, { segment, segmentIndex: a.index });
     const h = e.header;
