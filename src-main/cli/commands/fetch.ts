@@ -1,9 +1,13 @@
 /**
  * `klx fetch DIR --offset N [--max N] [--max-bytes N] [--isolation read_committed]
- * [--include-control] [--up-to high-watermark] [--partition TOPIC-N] [--json]`: prints the records
+ * [--include-control] [--up-to high-watermark|log-end] [--partition TOPIC-N] [--json]`: prints the records
  * a consumer positioned at offset N would receive (engine `fetch`, Kafka `UnifiedLog.read` +
  * `CompletedFetch`), following offset holes, skipping control records and, for read_committed,
- * aborted transactions.
+ * aborted transactions. As for a consumer, reading stops at the high watermark of
+ * replication-offset-checkpoint (`FetchIsolation.HIGH_WATERMARK`; the log end offset without an
+ * entry; read_committed: the last stable offset), and `--offset latest` is what ListOffsets latest
+ * answers (`Partition.fetchOffsetForTimestamp`, as `klx offset-for-time --timestamp latest`);
+ * `--up-to log-end` reads every record the files hold instead, `latest` then being the log end offset.
  *
  * Output: text, one line per record (offset, timestamp, key/value previews, flags) and a last line
  * `-- next offset N ...`; or `--json` NDJSON: `{"type":"record",...}` per record (key/value/header
@@ -48,6 +52,7 @@ import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { PendingSwaps } from '../../engine/log/pending-swaps.ts';
 import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
+import { lastFetchableOffset } from '../../engine/log/time-lookup.ts';
 import { OutputWriter } from '../output.ts';
 import { preview } from './dump.ts';
 
@@ -247,7 +252,9 @@ export function holeText(p: ReadProblem, readLimit: bigint): string {
 /** Runs `klx fetch` (its options and help are declared in `../registry.ts`). */
 export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void> {
   const log = openPartitionArg(dir, opts.partition);
-  const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? log.logEndOffset : opts.offset;
+  // latest: ListOffsets' answer to a consumer (Partition.fetchOffsetForTimestamp), or the log end with --up-to log-end.
+  const latest = async () => (opts.upTo === 'log-end' && opts.isolation !== 'read_committed' ? log.logEndOffset : (await lastFetchableOffset(log, opts.isolation)).offset);
+  const offset = opts.offset === 'earliest' ? log.logStartOffset : opts.offset === 'latest' ? await latest() : opts.offset;
   if (opts.max === 0) throw new KlxError('invalid-argument', '--max must be at least 1');
   const out = new OutputWriter(process.stdout);
   const { decoder: dec, notes } = cliDecoder(log, log.topic, opts.keyFormat, opts.valueFormat, opts.schemas);
@@ -321,7 +328,8 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
       }),
     );
   } else {
-    const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}`;
+    const what = end.highWatermark !== null && end.readLimit === end.highWatermark && end.readLimit !== end.logEndOffset ? ' (the high watermark; --up-to log-end reads on)' : '';
+    const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}${what}`;
     await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
   }
   await out.end();
