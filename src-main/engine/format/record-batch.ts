@@ -26,7 +26,7 @@ import {
   type RecordHeader,
   type TimestampType,
 } from './types.ts';
-import { ByteWriter, readVarlong, sizeOfVarint, toBigInt } from './varint.ts';
+import { ByteWriter, readVarint, readVarlong, sizeOfVarint, toBigInt } from './varint.ts';
 
 const textDecoder = new TextDecoder('utf-8');
 
@@ -270,6 +270,45 @@ export function inflateRecordsArea(header: BatchHeader, entry: Uint8Array, maxMe
     throw new KlxError('corrupt-batch', `batch at baseOffset ${header.baseOffset}: recordsCount ${count} cannot fit in a records area of ${data.length} bytes (a record takes at least ${MIN_RECORD_SIZE})`, { position: header.position });
   }
   return data;
+}
+
+/**
+ * How many records of a batch whose CRC fails can actually be read: its header (recordsCount,
+ * lastOffsetDelta) is not verified, so a count is taken from its bytes instead: the record frames
+ * (length varint + that many bytes) found one after the other in its records area (inflated, within
+ * the same bound as {@link inflateRecordsArea}), at most recordsCount. 0 when the area cannot be
+ * inflated. Magic 0/1 entries are one message each (their `recordCount`, computed when read).
+ * Kafka's consumer never counts these records: it throws CorruptRecordException at the batch
+ * (CompletedFetch.maybeEnsureValid).
+ * @param entry the whole batch (`header.size` bytes). @returns a count ≤ recordsCount and ≤ records area bytes / 7.
+ */
+export function readableRecordCount(header: BatchHeader, entry: Uint8Array, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES): number {
+  if (header.magic !== 2) return header.recordCount;
+  const count = header.recordCount;
+  if (count <= 0 || entry.length < V2_HEADER_SIZE) return 0;
+  const area = entry.subarray(V2_HEADER_SIZE, Math.min(header.size, entry.length));
+  let data: Uint8Array;
+  try {
+    data = header.compression === 'none' ? area : decompress(header.compression, area, 2, decompressionLimit(Math.min(count, Math.floor(maxMessageBytes / MIN_RECORD_SIZE)), maxMessageBytes));
+  } catch {
+    return 0;
+  }
+  const buf = asBuffer(data);
+  let n = 0;
+  let pos = 0;
+  while (n < count && pos < buf.length) {
+    const c = { buf, pos, end: buf.length };
+    let len: number;
+    try {
+      len = readVarint(c);
+    } catch {
+      break;
+    }
+    if (len < MIN_RECORD_SIZE - 1 || c.pos + len > buf.length) break;
+    pos = c.pos + len;
+    n++;
+  }
+  return n;
 }
 
 /** What the records of one batch share: the decoded records area and the batch fields they need. */

@@ -28,7 +28,7 @@ import { crcFailureConsequence, startupRecoveryOf, type StartupRecovery } from '
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { scanLogFile } from '../format/log-reader.ts';
-import { checkV2Records, streamV2Records } from '../format/record-batch.ts';
+import { checkV2Records, readableRecordCount, streamV2Records } from '../format/record-batch.ts';
 import type { BatchHeader, KafkaRecord } from '../format/types.ts';
 import { MAX_RELATIVE_OFFSET, type OffsetIndexFile } from '../files/offset-index.ts';
 import type { TimeIndexFile } from '../files/time-index.ts';
@@ -294,7 +294,8 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
         finding('error', 'crc-mismatch', ref.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered: ${crcFailureConsequence(h, opts.startup)}`, { ...bd, crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position),
       );
       scan.damagedBatches++;
-      scan.damagedRecords += h.recordCount;
+      // Not the unverified header's recordsCount: the record frames its bytes hold (readableRecordCount).
+      scan.damagedRecords += readableRecordCount(h, entry.bytes);
       markInvalid({ position: h.position, kind: 'crc', reason: `CRC mismatch in the batch at offsets ${h.baseOffset}..${h.lastOffset}` });
       if (idxPtr < idxEntries.length && idxEntries[idxPtr]!.position === h.position) {
         if (idxFacts) idxFacts[idxPtr] = { batchBaseOffset: j(h.baseOffset), batchLastOffset: j(h.lastOffset), positionIsBatchStart: true };
