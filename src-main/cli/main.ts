@@ -13,6 +13,7 @@
 import { Command, CommanderError } from 'commander';
 import { KlxError, toErrorInfo } from '../engine/errors.ts';
 import { followSymlinksByDefault, onRefusedLink } from '../engine/files/symlinks.ts';
+import { EXIT_PROBLEMS, EXIT_USAGE, isRefusal } from './exit-codes.ts';
 import { registerCommands } from './registry.ts';
 
 const program = new Command();
@@ -52,16 +53,6 @@ function jsonError(info: { code: string; message: string; file?: string; positio
   process.stdout.write(JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v)) + '\n');
 }
 
-/**
- * Whether an error is about the command line (exit 2, like commander's usage errors): klx's own
- * `invalid-argument` / `invalid-config` refusals of what was asked (a bad value, a missing option,
- * an SQL condition that does not parse, an output that exists), but not the ones that report the
- * state of a partition that must be repaired first (`details.needsRepair`, exit 1).
- */
-function usageExitCode(info: { code: string; details?: Record<string, unknown> }): boolean {
-  return (info.code === 'invalid-argument' || info.code === 'invalid-config') && info.details?.needsRepair !== true;
-}
-
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -72,6 +63,6 @@ try {
     const info = toErrorInfo(err);
     process.stderr.write(`klx: ${info.code}: ${info.message}\n`);
     if (wantsJson) jsonError(info);
-    process.exitCode = usageExitCode(info) ? 2 : 1;
+    process.exitCode = isRefusal(info) ? EXIT_USAGE : EXIT_PROBLEMS;
   }
 }

@@ -9,6 +9,7 @@
  * flags and their parsers are declared in `../registry.ts`). Also exports the output helper the
  * other cleaner commands share.
  */
+import { exitCodeOfErrors } from '../exit-codes.ts';
 import { reportJson, reportText } from '../../engine/cleaner/cleaner-plan.ts';
 import { decisionJson, decisionText } from '../../engine/cleaner/decisions.ts';
 import { retention, type CleanerOutcome } from '../../engine/cleaner/cleaner.ts';
@@ -54,7 +55,8 @@ export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = f
   const failed = outcome.partitions.filter((p) => p.error);
   if (failed.length > 0) {
     process.stderr.write(`klx: ${failed.length} partition(s) not done: ${failed.map((p) => `${p.topic}-${p.partition} (${p.error!.code})`).join(', ')}\n`);
-    process.exitCode = 1;
+    // Exit 2 when every partition refused what was asked (invalid-config, invalid-argument), else 1 (README: exit codes).
+    process.exitCode = exitCodeOfErrors(failed.map((p) => p.error!));
   }
 }
 
