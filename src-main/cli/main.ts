@@ -14,7 +14,16 @@ import { Command, CommanderError } from 'commander';
 import { KlxError, toErrorInfo } from '../engine/errors.ts';
 import { followSymlinksByDefault, onRefusedLink } from '../engine/files/symlinks.ts';
 import { EXIT_PROBLEMS, EXIT_USAGE, isRefusal } from './exit-codes.ts';
+import { isClosedPipe } from './output.ts';
 import { registerCommands } from './registry.ts';
+
+// A reader that closed stdout early (`klx dump … | head`) ends the command quietly with exit 0, as other
+// command-line tools do when their pipe closes: no "write EPIPE" error, no stack trace. Installed first, so
+// it runs before a writer waiting for 'drain' (OutputWriter) sees the error.
+process.stdout.on('error', (err) => {
+  if (isClosedPipe(err)) process.exit(0);
+  throw err;
+});
 
 const program = new Command();
 program
@@ -59,6 +68,9 @@ try {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
     if (wantsJson && err.exitCode !== 0) jsonError({ code: 'invalid-argument', message: err.message.replace(/^error: /, '') });
+  } else if (isClosedPipe(err) || (err instanceof KlxError && isClosedPipe(err.cause))) {
+    // stdout closed by its reader (see isClosedPipe): nothing to report.
+    process.exitCode = 0;
   } else {
     const info = toErrorInfo(err);
     process.stderr.write(`klx: ${info.code}: ${info.message}\n`);

@@ -6,6 +6,11 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { InvalidArgumentError } from 'commander';
 
+/** Whether `err` is a write to a pipe its reader has closed (EPIPE: `klx … | head`); the command then ends quietly with exit 0 (main.ts). */
+export function isClosedPipe(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'EPIPE';
+}
+
 /** Buffers lines into ~64 KiB writes and waits for 'drain' when the stream is full. */
 export class OutputWriter {
   private pending: string[] = [];
