@@ -93,6 +93,7 @@ export const STRING_T_INLINE_BYTES = 12;
 /** True on little-endian hosts: int64 columns are then written as two 32-bit words, key structs as DuckDB lays them out. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const TWO_32 = 2 ** 32;
+const EMPTY = new Uint8Array(0);
 
 /** Which entries of a segment {@link segmentRowChunks} gives (byte positions in the `.log`). */
 export interface SegmentPart {
@@ -195,7 +196,7 @@ class ChunkBuilder {
 
   /** Writes a key given as bytes (or null). */
   key(i: number, k: Uint8Array | null): void {
-    if (k === null) this.keyAt(i, k as never, 0, -1);
+    if (k === null) this.keyAt(i, EMPTY, 0, -1);
     else this.keyAt(i, k, 0, k.length);
   }
 

@@ -13,7 +13,7 @@ import { encodeBatch, type RecordSpec } from '../../../src-main/engine/format/re
 import { COMPRESSIONS } from '../../../src-main/engine/format/types.ts';
 import { recordsOf, walkLog } from '../../../src-main/engine/log/log-walk.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
-import { segmentRowChunks, STRING_T_BYTES, type ChunkBatch, type RowsChunk } from '../../../src-main/engine/sql/segment-rows.ts';
+import { CHUNK_RECORDS, segmentRowChunks, STRING_T_BYTES, type ChunkBatch, type RowsChunk } from '../../../src-main/engine/sql/segment-rows.ts';
 import { buildPartition, rec, tempDir, type BatchInput } from '../../support/log-builder.ts';
 import { markerBatch, txnBatch } from './sql-test-helpers.ts';
 
@@ -88,6 +88,21 @@ function expectedStruct(key: Uint8Array | null): number[] {
 }
 
 describe('segment rows', () => {
+  it('key structs of a later chunk carry no bytes of the earlier chunk that used the same buffers', () => {
+    // Chunk 1: CHUNK_RECORDS records with 12-byte keys (inline, every struct byte used); chunk 2: 1-byte keys.
+    const long = { records: Array.from({ length: CHUNK_RECORDS }, (_, i) => rec(`abcdefghij${String(i % 100).padStart(2, '0')}`, 'v', 1000)) };
+    const short = { records: Array.from({ length: 100 }, () => rec('k', 'v', 1000)) };
+    const log = PartitionLog.open(buildPartition(tempDir(), { segments: [{ batches: [long, short] }] }));
+    const chunks = [...segmentRowChunks(log.segments[0]!, log.segments[0]!.files.logSize)];
+    expect(chunks.map((c) => c.records)).toEqual([CHUNK_RECORDS, 100]);
+    const expected = Buffer.alloc(100 * STRING_T_BYTES);
+    for (let i = 0; i < 100; i++) {
+      expected[i * STRING_T_BYTES] = 1;
+      expected[i * STRING_T_BYTES + 4] = 'k'.charCodeAt(0);
+    }
+    expect(Buffer.from(chunks[1]!.keyStructs).equals(expected)).toBe(true);
+  });
+
   it('decodes v2 batches into the columns exactly as the engine decodes their records', () => {
     const { dir, undecodableBaseOffset } = varietyPartition();
     const log = PartitionLog.open(dir);
