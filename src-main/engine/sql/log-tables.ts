@@ -304,15 +304,12 @@ export interface BuildLogTablesOptions extends LongReadOptions {
    * (default {@link PARALLEL_BUILD_FROM_BYTES}: starting threads costs more than they save on a small log).
    */
   parallelFromBytes?: number;
-  /** Bytes of the first segment a parallel build decodes in the calling thread (default {@link FIRST_SEGMENT_HEAD_BYTES}; ≥ 0). */
+  /**
+   * Bytes at the start of the first segment a parallel build decodes in the calling thread (≥ 0);
+   * default: as many chunks as it decodes before a decoding thread has started.
+   */
   firstSegmentHeadBytes?: number;
 }
-
-/**
- * Bytes at the start of the first segment that a parallel build decodes in the building thread
- * while its threads start (32 MiB: about as long as a thread takes to start from source).
- */
-export const FIRST_SEGMENT_HEAD_BYTES = 32 * 2 ** 20;
 
 /** Default of {@link BuildLogTablesOptions.parallelFromBytes}: 64 MiB. */
 export const PARALLEL_BUILD_FROM_BYTES = 64 * 2 ** 20;
@@ -378,28 +375,54 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
   let segmentSource: (pid: number, si: number) => AsyncIterable<RowsChunk> | Iterable<RowsChunk>;
   let holesOf: (pid: number) => AsyncIterable<OffsetHole>;
   if (pool) {
-    // The first `head` bytes of the first segment are decoded here while the threads start (they
-    // would only be waited for); the threads take the rest of it (`from`) and every other segment.
+    // The threads are started now; the first segment's head is decoded here until one of them has
+    // loaded (they would only be waited for), or up to `firstSegmentHeadBytes` when given. Then
+    // the tasks are submitted: the rest of that segment first (`from`), then every other segment
+    // and each partition's holes walk, in the order they are read.
+    pool.startThreads();
     const first = parts.findIndex((p) => p.log.segments.length > 0);
-    const head = Math.max(0, opts.firstSegmentHeadBytes ?? FIRST_SEGMENT_HEAD_BYTES);
-    const tasks = parts.map(({ log }, pid) => ({
-      segments: log.segments.map((seg, si) => {
-        const end = seg.files.logSize;
-        if (pid !== first || si !== 0) return pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end });
-        return end > head ? pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end, from: head }) : null;
-      }),
-      holes: pool.submit({ kind: 'holes', dir: log.dir }),
-    }));
+    const fixedHead = opts.firstSegmentHeadBytes;
+    type Task = ReturnType<SqlBuildPool['submit']>;
+    let tasks: { segments: (Task | null)[]; holes: Task }[] | null = null;
+    const submitAll = (restFrom: number | null) => {
+      tasks = parts.map(({ log }, pid) => ({
+        segments: log.segments.map((seg, si) => {
+          const end = seg.files.logSize;
+          if (pid !== first || si !== 0) return pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end });
+          return restFrom !== null ? pool.submit({ kind: 'segment', dir: log.dir, baseOffset: seg.baseOffset, end, from: restFrom }) : null;
+        }),
+        holes: pool.submit({ kind: 'holes', dir: log.dir }),
+      }));
+    };
     segmentSource = (pid, si) => {
-      const task = tasks[pid]!.segments[si]!;
-      if (pid !== first || si !== 0) return pool.chunks(task!);
+      if (pid !== first || si !== 0) return pool.chunks(tasks![pid]!.segments[si]!);
       const seg = parts[pid]!.log.segments[si]!;
       return (async function* () {
-        yield* segmentRowChunks(seg, seg.files.logSize, { before: head });
-        if (task) yield* pool.chunks(task);
+        let restFrom: number | null = null;
+        if (fixedHead !== undefined) {
+          const head = Math.max(0, fixedHead);
+          yield* segmentRowChunks(seg, seg.files.logSize, { before: head });
+          if (seg.files.logSize > head) restFrom = head;
+        } else {
+          for (const c of segmentRowChunks(seg, seg.files.logSize)) {
+            yield c;
+            // Let the threads' messages in, then hand them the rest once one is ready.
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            if (pool.anyReady) {
+              const last = c.entries[c.entries.length - 1];
+              // Entries follow one another: the next starts where the last one ends.
+              const next = last === undefined ? 0 : last.t === 'batch' ? last.header.position + last.header.size : last.position + last.size;
+              if (next < seg.files.logSize) restFrom = next;
+              break;
+            }
+          }
+        }
+        submitAll(restFrom);
+        const rest = tasks![pid]!.segments[si];
+        if (rest) yield* pool.chunks(rest);
       })();
     };
-    holesOf = (pid) => pool.holes(tasks[pid]!.holes);
+    holesOf = (pid) => (pid < first ? scanHoles(parts[pid]!.log, { signal: opts.signal }) : pool.holes(tasks![pid]!.holes));
   } else {
     segmentSource = (pid, si) => {
       const seg = parts[pid]!.log.segments[si]!;

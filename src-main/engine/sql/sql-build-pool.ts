@@ -46,8 +46,9 @@ export type SqlBuildTask = { kind: 'segment'; dir: string; baseOffset: bigint; e
 /** Main → worker. */
 export type ToSqlBuildWorker = { type: 'run'; id: number; task: SqlBuildTask } | { type: 'ack'; id: number };
 
-/** Worker → main. */
+/** Worker → main (`ready`: the thread has loaded and takes tasks). */
 export type FromSqlBuildWorker =
+  | { type: 'ready' }
   | { type: 'chunk'; id: number; chunk: RowsChunk }
   | { type: 'holes'; id: number; holes: OffsetHole[] }
   | { type: 'rows'; id: number; chunk: GroupRowsChunk }
@@ -79,12 +80,24 @@ export class SqlBuildPool {
   /** Id of the last task whose output was read to its end (tasks are read in submission order). */
   private read = 0;
   private closed = false;
+  /** Threads that have said they are ready. */
+  private readyThreads = 0;
 
   /** @param size threads at most (≥ 1). */
   constructor(
     private readonly startWorker: StartSqlBuildWorker,
     private readonly size: number,
   ) {}
+
+  /** Starts every thread now, before any task is submitted (they load while the caller works). */
+  startThreads(): void {
+    while (!this.closed && this.slots.length < this.size) this.spawn();
+  }
+
+  /** True once a thread has loaded and takes tasks. */
+  get anyReady(): boolean {
+    return this.readyThreads > 0;
+  }
 
   /** Submits a task; its output is read with {@link SqlBuildPool.chunks} / {@link SqlBuildPool.holes}. */
   submit(task: SqlBuildTask): TaskState {
@@ -158,6 +171,10 @@ export class SqlBuildPool {
     this.slots.push(slot);
     const wake = (t: TaskState) => t.wake?.();
     worker.on('message', (m: FromSqlBuildWorker) => {
+      if (m.type === 'ready') {
+        this.readyThreads++;
+        return;
+      }
       const t = slot.task;
       if (!t || t.id !== m.id) return;
       if (m.type === 'chunk') t.items.push(m.chunk);

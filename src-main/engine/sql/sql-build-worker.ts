@@ -22,7 +22,7 @@ const unacked = new Map<number, number>();
 let resume: (() => void) | null = null;
 
 /** Posts one piece of output of task `m.id`, then waits while MAX_UNACKED of its pieces are not taken. */
-async function post(m: FromSqlBuildWorker, transfer: ArrayBuffer[] = []): Promise<void> {
+async function post(m: Exclude<FromSqlBuildWorker, { type: 'ready' }>, transfer: ArrayBuffer[] = []): Promise<void> {
   port!.postMessage(m, transfer);
   unacked.set(m.id, (unacked.get(m.id) ?? 0) + 1);
   while (unacked.get(m.id)! > MAX_UNACKED) await new Promise<void>((r) => (resume = r));
@@ -75,3 +75,5 @@ port.on('message', (m: ToSqlBuildWorker) => {
     },
   );
 });
+
+port.postMessage({ type: 'ready' } satisfies FromSqlBuildWorker);

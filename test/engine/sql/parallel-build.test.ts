@@ -49,11 +49,12 @@ async function tableDump(s: SqlSession): Promise<Record<string, { rows: number; 
 
 /**
  * The one-thread build and the threaded one (two decoding threads; every segment decoded by them, unless
- * `firstSegmentHeadBytes` gives the building thread the head of the first segment).
+ * `firstSegmentHeadBytes` gives the building thread the head of the first segment; null: the
+ * default, the building thread decodes chunks of it until a decoding thread has started).
  */
-async function bothBuilds(dir: string, firstSegmentHeadBytes = 0): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
+async function bothBuilds(dir: string, firstSegmentHeadBytes: number | null = 0): Promise<{ one: Record<string, { rows: number; digest: string }>; two: Record<string, { rows: number; digest: string }>; records: number }> {
   const one = await openSql(dir, { threads: 1 });
-  const two = await openSql(dir, { threads: 3, startWorker, parallelFromBytes: 0, firstSegmentHeadBytes });
+  const two = await openSql(dir, { threads: 3, startWorker, parallelFromBytes: 0, ...(firstSegmentHeadBytes === null ? {} : { firstSegmentHeadBytes }) });
   return { one: await tableDump(one), two: await tableDump(two), records: one.buildSummary!.records };
 }
 
@@ -89,6 +90,8 @@ describe('parallel SQL build', () => {
     expect(one['main.aborted_transactions']!.rows).toBe(1);
     expect(one['main.holes']!.rows).toBeGreaterThan(0);
     expect(two).toEqual(one);
+    // The default: segment 0's chunks decoded here until a thread has started, the rest by the threads.
+    expect((await bothBuilds(dir, null)).two).toEqual(one);
   }, 120_000);
 
   it('writes the same tables as the one-thread build, every column and row, with compressed batches, long keys, a damaged segment and an undecodable batch', async () => {
