@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import type { DuckDBConnection } from './duckdb.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
-import { startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
+import { KRAFT_METADATA_TOPIC, startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
 import { MAX_INFLATED_BYTES_CEILING } from '../format/compression.ts';
 
 /** One notice: `partition` is the folder's path relative to the opened one (its name when it is the one opened). */
@@ -52,7 +52,7 @@ export async function pastDamageNotices(connection: DuckDBConnection, opened: Op
       partition: rel === '.' ? basename(log.dir) : rel,
       notice:
         `${n} record${n === 1 ? '' : 's'} of records lie${n === 1 ? 's' : ''} past damage in the log (the first: ${kind === code ? code : `${kind} ${code}`} at ${where}): ` +
-        `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it; ${brokerAt(startup, seg.baseOffset)}. ` +
+        `${log.topic === KRAFT_METADATA_TOPIC ? KRAFT_READER : `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it`}; ${brokerAt(startup, seg.baseOffset)}. ` +
         `${n === 1 ? 'It is' : 'They are'} listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); ` +
         `${k} key${k === 1 ? '' : 's'} of latest ${k === 1 ? 'has its' : 'have their'} latest value past damage.`,
     });
@@ -89,6 +89,9 @@ export async function notCheckedNotices(connection: DuckDBConnection, opened: Op
   });
 }
 
+/** Who reads `__cluster_metadata` instead of a consumer, and what it does at damage (KafkaRaftClient). */
+const KRAFT_READER = `no consumer reads ${KRAFT_METADATA_TOPIC} (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node reading it for its listeners stops at the damage (RecordsIterator.readBatch: CorruptRecordException)`;
+
 /** What a consumer reading in order does at the first damage, by its code. */
 function consumerAt(code: string): string {
   if (code === 'crc-mismatch') return 'a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid)';
@@ -100,12 +103,12 @@ function consumerAt(code: string): string {
 function brokerAt(s: StartupRecovery, base: bigint): string {
   switch (s.kind) {
     case 'recovered':
-      return `a broker restarting now recovers segment ${base} (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so these records would be gone`;
+      return `a broker restarting now recovers segment ${base} (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone`;
     case 'recovered-alone':
       return `a broker restarting now recovers segment ${base} alone (its .index is missing: LogLoader.loadSegmentFiles) and cuts it at the damage (LogSegment.recover), so the records after it in that segment would be gone`;
     case 'clean-shutdown':
-      return `a broker restarting now does not check segment ${base} (clean shutdown: LogLoader.recoverLog recovers no segment), so they stay on disk`;
+      return `a broker restarting now does not check segment ${base} (clean shutdown: LogLoader.recoverLog recovers no segment), so the records past the damage stay on disk`;
     case 'below-recovery-point':
-      return `a broker restarting now does not check segment ${base} (below the recovery point ${s.recoveryPoint}: LogLoader.recoverLog recovers only the segments from the one holding it on), so they stay on disk`;
+      return `a broker restarting now does not check segment ${base} (below the recovery point ${s.recoveryPoint}: LogLoader.recoverLog recovers only the segments from the one holding it on), so the records past the damage stay on disk`;
   }
 }

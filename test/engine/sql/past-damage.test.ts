@@ -73,7 +73,7 @@ describe('records past damage', () => {
         partition: 'orders-0',
         notice:
           '8 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 142): a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid) and reaches them only by seeking past it; ' +
-          'a broker restarting now does not check segment 0 (below the recovery point 5: LogLoader.recoverLog recovers only the segments from the one holding it on), so they stay on disk. ' +
+          'a broker restarting now does not check segment 0 (below the recovery point 5: LogLoader.recoverLog recovers only the segments from the one holding it on), so the records past the damage stay on disk. ' +
           'They are listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); 7 keys of latest have their latest value past damage.',
       },
     ]);
@@ -83,11 +83,24 @@ describe('records past damage', () => {
     const { dir } = damagedPartition(0n);
     const s = await openSql(dir);
     const [n] = await s.notices();
-    expect(n!.notice).toContain('a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so these records would be gone.');
+    expect(n!.notice).toContain('a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone.');
     const clean = buildPartition(tempDir('klx-past-damage-'), { segments: [{ batches: batchesOf([[0, 'a'], [1, 'b']]) }] });
     const c = await openSql(clean);
     expect(await c.notices()).toEqual([]);
     expect(await rows(c, 'SELECT count(*) FILTER (past_damage) AS past, count(*) AS n FROM records')).toEqual([{ past: 0n, n: 2n }]);
+  });
+
+  it('in __cluster_metadata the notice names what a KRaft node does, not a consumer', async () => {
+    const root = tempDir('klx-past-damage-');
+    const seg = batchesOf([[0, 'a'], [1, 'b'], [2, 'c']]);
+    seg[1]![seg[1]!.length - 2] ^= 0xff;
+    const dir = buildPartition(root, { topic: '__cluster_metadata', segments: [{ batches: seg }] });
+    const s = await openSql(dir);
+    const [n] = await s.notices();
+    expect(n!.notice).toBe(
+      '1 record of records lies past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 71): no consumer reads __cluster_metadata (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node reading it for its listeners stops at the damage (RecordsIterator.readBatch: CorruptRecordException); ' +
+        'a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone. It is listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); 1 key of latest has its latest value past damage.',
+    );
   });
 
   it('klx query prints the notice after the rows (text) and on stderr (--json)', () => {
