@@ -393,7 +393,14 @@ export const useExplorer = defineStore('explorer', () => {
    * leave the pending lists (they could not be read: removed since they were listed).
    */
   function placeSummaries(ps: readonly PartitionSummary[], gone: ReadonlySet<string> = new Set()): void {
-    const by = new Map(ps.map((p) => [p.dir, p]));
+    // A summary read without counting (log.summaries, log.partition) keeps the record count a
+    // finished count job found: a tree summary landing after the count must not wipe it.
+    const by = new Map(
+      ps.map((p) => {
+        const c = p.counts ? undefined : counts.value.get(p.dir);
+        return [p.dir, c ? { ...p, counts: { records: c.records, controlRecords: c.controlRecords, batches: c.batches, emptyBatches: c.emptyBatches } } : p];
+      }),
+    );
     roots.value = roots.value.map((r) => ({
       ...r,
       logDirs: r.logDirs.map((d) => {
@@ -515,6 +522,20 @@ export const useExplorer = defineStore('explorer', () => {
     }
   }
 
+  /**
+   * The header's Reload: reads the selected partition again (summary, segment rows) and counts its
+   * records again (the count it had may be of files that changed since).
+   */
+  async function reloadSelected(): Promise<void> {
+    const dir = selectedDir.value;
+    if (!dir) return;
+    const kept = new Map(counts.value);
+    kept.delete(dir);
+    counts.value = kept;
+    await refreshPartition();
+    if (selectedDir.value === dir) void countRecords(dir);
+  }
+
   /** Starts (or reuses) a record count for a partition. */
   async function countRecords(dir: string): Promise<void> {
     const jobs = useJobs();
@@ -601,6 +622,7 @@ export const useExplorer = defineStore('explorer', () => {
     lessonsOpen,
     select,
     refreshPartition,
+    reloadSelected,
     countRecords,
     findHoles,
     verify,
