@@ -226,7 +226,16 @@ function registerFetch(program: Command): void {
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
     .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...); default: the format saved in the app for this topic, else auto')
     .option('--value-format <format>', 'decode values as FORMAT (as --key-format)')
-    .option('--schemas <path>', 'schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions beside DIR are read too', collect, [])
+    .option(
+      '--schemas <path>',
+      'schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions beside DIR are read too. ' +
+        'A file is mapped by its name: <schemaId>.avsc (e.g. 42.avsc: Confluent-framed records with schema id 42), <topic>-value.avsc / <topic>-key.avsc ' +
+        "(that topic's values/keys: plain Avro, and framed records whose id no source knows), any other <subject>.avsc only serves imports; " +
+        'or explicitly: ID=FILE (42=pay.avsc) or SUBJECT=FILE (orders-value=pay.avsc). A file given that nothing uses is an error ' +
+        '(in a folder: a note), except one .avsc with exactly one of --key-format/--value-format avro: it is read as that side',
+      collect,
+      [],
+    )
     .action(async (dir: string, opts: FetchCliOptions) => (await import('./commands/fetch.ts')).runFetch(dir, opts));
 }
 

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeChoicesFile, fileDecodeChoicesStore } from '../../src-main/api/core/decode-choices-store.ts';
 import { cliDecoder, openPartitionArg } from '../../src-main/cli/commands/fetch.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonExact } from '../../src-main/engine/decode/json-text.ts';
+import { parseJsonExact, toJsonText } from '../../src-main/engine/decode/json-text.ts';
 import { buildSchemaFixtures, type SchemaFixtures } from '../engine/decode/schema-fixtures.ts';
 import { klx, klxWithEnv } from '../support/klx-cli.ts';
 
@@ -41,6 +41,70 @@ describe('klx fetch decodes keys and values (bodies from python3-avro, _schemas 
     const bad = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--value-format', 'nope');
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('no format named "nope"');
+  });
+});
+
+describe('klx fetch --schemas: how a schema file is mapped (a file named neither <id>.avsc nor <topic>-value.avsc)', () => {
+  const plainText = (r: { stdout: string }) => r.stdout.split('\n')[0];
+  const reading0 = /^offset 0 ts .* key: "s1" value: \{"sensor":"s1","celsius":21\.5,"at":1700000000000\}$/;
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'klx-schema-map-'));
+    writeFileSync(join(dir, 'pay.avsc'), readFileSync(join(fx.files, 'plain-value.avsc')));
+    writeFileSync(join(dir, 'shop-order.avsc'), readFileSync(join(fx.files, 'order.avsc')));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a file that maps to nothing is a typed error naming the file and how to map it (was ignored, then "no schema files given")', () => {
+    const r = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--schemas', join(dir, 'pay.avsc'));
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`klx: invalid-argument: ${join(dir, 'pay.avsc')}: this schema file is not used: its name maps it to no schema id and no topic`);
+    expect(r.stderr).toContain('--schemas 42=pay.avsc (schema id 42) or --schemas plain-value=pay.avsc (subject plain-value: the values of topic plain, framed or plain Avro)');
+  });
+
+  it('--value-format avro with exactly one schema file: the file is used for the values, with a note', () => {
+    const r = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--value-format', 'avro', '--schemas', join(dir, 'pay.avsc'));
+    expect(plainText(r)).toMatch(reading0);
+    expect(r.stderr).toBe(`klx: note: reading values of plain with ${join(dir, 'pay.avsc')}, the only schema file given (--value-format avro); --schemas plain-value=FILE says so explicitly\n`);
+    // Both sides Avro: which one is not clear, so it is an error again.
+    const both = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--key-format', 'avro', '--value-format', 'avro', '--schemas', join(dir, 'pay.avsc'));
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain('this schema file is not used');
+  });
+
+  it('SUBJECT=FILE maps a file to a subject (<topic>-value: that topic\'s values); ID=FILE to a schema id', () => {
+    const bySubject = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--schemas', `plain-value=${join(dir, 'pay.avsc')}`);
+    expect(bySubject.stderr).toBe('');
+    expect(plainText(bySubject)).toMatch(reading0);
+    // orders-0's record 4 is framed with schema id 12, which _schemas-0 does not hold.
+    const before = klx('fetch', join(fx.logDir, 'orders-0'), '--offset', '4', '--max', '1', '--json');
+    expect((parseJsonExact(before.stdout.split('\n')[0]!) as Record<string, unknown>).decodeError).toBe('unknown schema id 12');
+    const byId = klx('fetch', join(fx.logDir, 'orders-0'), '--offset', '4', '--max', '1', '--json', '--schemas', `12=${join(dir, 'shop-order.avsc')}`);
+    expect(byId.stderr).toBe('');
+    const rec = parseJsonExact(byId.stdout.split('\n')[0]!) as Record<string, unknown>;
+    expect([rec.schemaId, rec.decodeError, toJsonText(rec.valueDecoded)]).toEqual([12, null, fx.expected.orders[0]]);
+    // A mapping names one file: not a folder.
+    const folder = klx('fetch', join(fx.logDir, 'orders-0'), '--offset', '5', '--schemas', `12=${dir}`);
+    expect(folder.status).toBe(2);
+    expect(folder.stderr).toContain(`klx: invalid-argument: ${dir}: 12=PATH maps one schema file; this is a folder`);
+  });
+
+  it('a folder: files that map to nothing are named in a note (not silently skipped)', () => {
+    const r = klx('fetch', join(fx.logDir, 'plain-0'), '--offset', 'earliest', '--max', '1', '--schemas', fx.files);
+    expect(plainText(r)).toMatch(reading0);
+    expect(r.stderr).toContain(`klx: note: ${join(fx.files, 'event.schema.json')}: this schema file is not used: its name maps it to no schema id and no topic`);
+    expect(r.stderr).not.toContain('customer.avsc'); // _schemas-0's orders-value refers to subject customer
+    expect(r.stderr).not.toContain(`${join(fx.files, 'plain-value.avsc')}:`);
+    expect(r.stderr).not.toContain('money.proto'); // payments.proto imports it
+  });
+
+  it('--help says how files are mapped', () => {
+    const help = klx('fetch', '--help').stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('<schemaId>.avsc');
+    expect(help).toContain('<topic>-value.avsc');
+    expect(help).toContain('ID=FILE');
+    expect(help).toContain('SUBJECT=FILE');
   });
 });
 

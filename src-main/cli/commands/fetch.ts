@@ -79,11 +79,15 @@ export interface FetchCliOptions {
  * directory plus `schemaPaths`; for each side of `topic` the format given (`keyFormat` /
  * `valueFormat`), else the one saved in the app for a folder holding the partition (the app's
  * `decode-choices.json` in {@link appDataDir}, see {@link savedChoicesFor}), else `auto`; schema
- * files given in the app for the topic are used too. An explicit
+ * files given in the app for the topic are used too. `schemaPaths` are `--schemas` arguments
+ * (`PATH`, `ID=FILE`, `SUBJECT=FILE`; see `engine/decode/schemas/schema-sources.ts` for how files
+ * are mapped); a lone Avro file that maps to nothing is the schema of the one side given as
+ * `--key-format avro` / `--value-format avro`, with a note. An explicit
  * format is validated (an unknown name is a usage error listing the formats); a saved one the
  * registry does not know is replaced by `auto` with a note.
  * @returns the decoder and notes for stderr (which saved choices were applied)
- * @throws KlxError `invalid-argument` for an unknown format; `not-found` for a schema path.
+ * @throws KlxError `invalid-argument` for an unknown format or a schema file that nothing uses
+ *   (naming it and how to map it); `not-found` for a schema path.
  */
 export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string, valueFormat?: string, schemaPaths: string[] = [], dataDir = appDataDir()): { decoder: RecordDecoder; notes: string[] } {
   let opened = null;
@@ -91,11 +95,6 @@ export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string,
     opened = { root: dirname(log.dir), logDirs: [openLogDirectory(dirname(log.dir))] };
   } catch {
     opened = null;
-  }
-  const { registry } = schemasOf(opened, schemaPaths);
-  const dec = new RecordDecoder({ schemas: registry });
-  for (const f of [keyFormat, valueFormat]) {
-    if (f !== undefined && f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
   }
   let real = log.dir;
   try {
@@ -105,7 +104,15 @@ export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string,
   }
   const file = decodeChoicesFile(dataDir);
   const saved = savedChoicesFor(readDecodeChoicesFile(file), real)[topic] ?? {};
-  const notes: string[] = [];
+  // One schema file that maps to nothing is read as the one side given as plain Avro (without a schema saved in the app).
+  const avroSides = (['key', 'value'] as const).filter((side) => (side === 'key' ? keyFormat : valueFormat) === 'avro' && !saved[`${side}Schema`]);
+  const avroSide = avroSides.length === 1 ? avroSides[0]! : null;
+  const { registry, notes: schemaNotes } = schemasOf(opened, schemaPaths, { topic, avroSide, said: `--${avroSide ?? 'value'}-format avro` });
+  const dec = new RecordDecoder({ schemas: registry });
+  for (const f of [keyFormat, valueFormat]) {
+    if (f !== undefined && f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
+  }
+  const notes: string[] = [...schemaNotes];
   const pick = (side: 'key' | 'value', given: string | undefined): string => {
     if (given !== undefined) return given;
     const s = saved[side];

@@ -21,7 +21,7 @@ import { basename, relative } from 'node:path';
 import { defaultFormatRegistry } from './default-formats.ts';
 import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeFailure, decodePrepared, decodeWith, NotedOutput, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type PreparedReader, type Side } from './format.ts';
 import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
-import { addSchemaFiles, registryFromSchemasTopics } from './schemas/schema-sources.ts';
+import { addSchemaSources, parseSchemaSpec, registryFromSchemasTopics, type LoneSchemaFile } from './schemas/schema-sources.ts';
 import { userSchemaLayer } from './schemas/user-schemas.ts';
 import { allPartitions, openPath, type OpenedLogs } from '../log/log-dir.ts';
 import { PartitionLog } from '../log/partition-log.ts';
@@ -262,10 +262,13 @@ export function openSchemasTopics(root: string): OpenedLogs {
 
 /**
  * Schema sources of an opened folder: the registry rebuilt from its `_schemas` partitions, then the
- * schema files/folders/exports in `schemaPaths` (later ones replace earlier subject versions).
- * @throws KlxError `not-found` / `invalid-argument` for a schema path (see `addSchemaFiles`).
+ * schema files/folders/exports of `schemaSpecs` (`--schemas` arguments: `PATH`, `ID=FILE`,
+ * `SUBJECT=FILE`, see `parseSchemaSpec`; later ones replace earlier subject versions), each file
+ * checked to be used (see `addSchemaSources`, which `lone` is passed to).
+ * @returns the registry, the `_schemas` stats, and notes for the user (see `addSchemaSources`)
+ * @throws KlxError `not-found` / `invalid-argument` for a schema path, or a file given that nothing uses (see `addSchemaSources`).
  */
-export function schemasOf(opened: OpenedLogs | null, schemaPaths: readonly string[] = []): { registry: SchemaRegistry; stats: SchemasTopicStats | null } {
+export function schemasOf(opened: OpenedLogs | null, schemaSpecs: readonly string[] = [], lone?: LoneSchemaFile): { registry: SchemaRegistry; stats: SchemasTopicStats | null; notes: string[] } {
   let registry = new SchemaRegistry();
   let stats: SchemasTopicStats | null = null;
   if (opened) {
@@ -280,6 +283,6 @@ export function schemasOf(opened: OpenedLogs | null, schemaPaths: readonly strin
     registry = r.registry;
     stats = r.stats;
   }
-  for (const p of schemaPaths) addSchemaFiles(registry, p);
-  return { registry, stats };
+  const notes = schemaSpecs.length === 0 ? [] : addSchemaSources(registry, schemaSpecs.map(parseSchemaSpec), lone);
+  return { registry, stats, notes };
 }

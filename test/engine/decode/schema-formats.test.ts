@@ -72,7 +72,7 @@ describe('Confluent framing, bodies written by python3-avro / python3-protobuf',
     const old = decodeBytes(formats, v[6]!.value, ctx('orders'));
     expect([old.json, old.schemaId, old.reason.includes('soft-deleted')]).toEqual(['still here', 21, true]);
     const none = decodeBytes(formats, v[0]!.value, ctx('orders', null), 'confluent');
-    expect(none.error).toBe('unknown schema id 7 (no schemas: no _schemas topic in the opened folders and no schema files given)');
+    expect(none.error).toBe('unknown schema id 7 (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids; map a file with --schemas ID=FILE)');
   });
 
   it('Protobuf: message indexes [1], [1,0], [0] (the single 0 byte), imports by reference and well-known types; equals json_format.MessageToDict', () => {
@@ -105,7 +105,7 @@ describe('user-supplied schema files', () => {
     const d0 = decodeBytes(formats, v[0]!.value, ctx('plain', user));
     expect([d0.format, d0.json, d0.reason]).toEqual(['avro', fx.expected.readings[0], `Avro (plain datum, schema given for the topic): plain Avro datum with the schema given for plain values (file ${join(fx.files, 'plain-value.avsc')})`]);
     expect(decodeBytes(formats, v[1]!.value, ctx('plain', user), 'avro').json).toEqual(fx.expected.readings[1]);
-    expect(decodeBytes(formats, v[0]!.value, ctx('plain', null), 'avro').error).toBe('no Avro schema given for plain values (give plain-value.avsc with --schemas or in the schema settings)');
+    expect(decodeBytes(formats, v[0]!.value, ctx('plain', null), 'avro').error).toBe('no Avro schema given for plain values (give plain-value.avsc, or --schemas plain-value=FILE, or a schema file in the schema settings)');
     // A .proto given as a file compiles with its import found among the files.
     const proto = user.bySubject('payments', 'latest')!;
     user.add({ ...proto, id: 99, subject: 'payments-by-file' });

@@ -211,7 +211,7 @@ export const avroFormat: Format = {
   },
   decode(b, ctx): FormatOutput {
     const e = ctx.schemas?.forTopic(ctx.topic, ctx.side);
-    if (!e || e.schemaType !== 'AVRO') throw new FormatError('schema', 0, `no Avro schema given for ${ctx.topic} ${ctx.side}s (give ${ctx.topic}-${ctx.side}.avsc with --schemas or in the schema settings)`);
+    if (!e || e.schemaType !== 'AVRO') throw new FormatError('schema', 0, `no Avro schema given for ${ctx.topic} ${ctx.side}s (give ${ctx.topic}-${ctx.side}.avsc, or --schemas ${ctx.topic}-${ctx.side}=FILE, or a schema file in the schema settings)`);
     const { value, leftover } = readAvroDatum(avroTypesOf(e, ctx.schemas), b, 0);
     return { json: value, subject: e.subject, version: e.version, ...(leftover ? { error: leftover, errorCode: 'invalid' as const } : {}) };
   },
