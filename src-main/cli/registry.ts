@@ -200,7 +200,7 @@ function registerDump(program: Command): void {
     .description('print the batches of .log files (or the entries of .index/.timeindex files); PATH may be a file, a partition directory or a log directory')
     .argument('<path...>', '.log/.index/.timeindex file, partition directory or log directory')
     .option('--deep', 'decode and print every record (decompressing batches)')
-    .option('--json', "print NDJSON: one object per batch (fields as in EXPECTED.jsonl), or per index entry: offset, position (the batch's byte position in the .log, as kafka-dump-log prints it), timestamp (.timeindex), relativeOffset, slot and indexPosition (the entry's byte position in the index file)")
+    .option('--json', "print NDJSON: one object per batch (fields as in EXPECTED.jsonl), or per index entry: offset, position (the batch's byte position in the .log, as kafka-dump-log prints it: DumpLogSegments.dumpIndex), timestamp (.timeindex), relativeOffset, slot and indexPosition (the entry's byte position in the index file)")
     .option('--max-bytes <n>', 'read at most N bytes of each .log file', (v) => parseNonNegativeInt(v, '--max-bytes'))
     .option(
       '--decode <decoder>',
