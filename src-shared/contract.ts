@@ -532,6 +532,15 @@ export const contract = {
       from: int64.nullable(),
       to: int64.nullable(),
       elapsedMs: z.number(),
+      /**
+       * read_committed: per partition whose export stopped at its last stable offset because a transaction is
+       * open (as a read_committed consumer stops: UnifiedLog, FetchIsolation.TXN_COMMITTED), that offset, the
+       * open transaction's producer and first offset, the records at or after it left out, and the sentence
+       * `klx export` prints for it. Empty otherwise.
+       */
+      lastStableStops: z.array(
+        z.object({ topic: z.string(), partition: z.number().int(), lastStableOffset: int64, producerId: int64, producerEpoch: z.number().int(), firstOffset: int64, recordsNotRead: count, text: z.string() }),
+      ),
     }),
     write: false,
   }),

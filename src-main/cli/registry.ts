@@ -339,7 +339,7 @@ function registerExport(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices(['parquet', 'ndjson', 'csv']).makeOptionMandatory())
     .requiredOption('--out <path>', 'Parquet: a new folder (topic=T/partition=P/data_0.parquet); NDJSON/CSV: a new file. Never inside DIR, never overwritten')
     .option('--where <sql>', 'keep only the records for which this DuckDB condition over the export columns holds, e.g. \'"offset" >= 100 AND NOT is_control\'')
-    .addOption(new Option('--isolation <level>', 'read_committed leaves out aborted transactions and stops at the last stable offset').choices(['read_uncommitted', 'read_committed']).default('read_uncommitted'))
+    .addOption(new Option('--isolation <level>', 'read_committed leaves out aborted transactions and stops at the last stable offset, as a consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction holds it, a line on stderr (and lastStableStops with --json) names the offset, the transaction (producer id, first offset) and the records after it not exported').choices(['read_uncommitted', 'read_committed']).default('read_uncommitted'))
     .option('--no-decode', 'leave key_decoded/value_decoded NULL (raw bytes only)')
     .option('--json', 'print the summary as one JSON object')
     .addHelpText(

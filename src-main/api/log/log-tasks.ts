@@ -16,6 +16,7 @@ import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { RecordDecoder } from '../../engine/decode/record-decoder.ts';
 import type { FormatChoices } from '../../engine/decode/format.ts';
 import { offsetForTimestamp } from '../../engine/log/time-lookup.ts';
+import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import type { ExportSource } from '../../engine/sql/record-export.ts';
 
 /** The records export, loaded on a thread's first copy or export only (it brings DuckDB: other tasks never pay for it). */
@@ -201,7 +202,17 @@ export const logTasks = {
       onProgress: (p) => run.progress({ phase: `reading records: ${p.records} so far`, done: Number(p.offsets), total: Number(total), bytes: (bytes = p.records) }),
       onConvert: () => run.progress({ phase: 'writing Parquet (DuckDB)', done: Number(total), total: Number(total), bytes }),
     });
-    return { out: summary.out, format: summary.format, records: summary.records, bytes: summary.bytes, partitions: summary.partitions, from: from === null ? null : s(from), to: to === null ? null : s(to), elapsedMs: summary.elapsedMs };
+    const lastStableStops = summary.lastStableStops.map((x) => ({
+      topic: x.topic,
+      partition: x.partition,
+      lastStableOffset: s(x.lastStableOffset),
+      producerId: s(x.openTransaction.producerId),
+      producerEpoch: x.openTransaction.producerEpoch,
+      firstOffset: s(x.openTransaction.firstOffset),
+      recordsNotRead: x.recordsNotRead,
+      text: lastStableStopText(x, 'exported'),
+    }));
+    return { out: summary.out, format: summary.format, records: summary.records, bytes: summary.bytes, partitions: summary.partitions, from: from === null ? null : s(from), to: to === null ? null : s(to), elapsedMs: summary.elapsedMs, lastStableStops };
   },
 } as const;
 

@@ -12,6 +12,10 @@
  * new file. `--where` is a DuckDB condition over the export's columns (`"offset" >= 100`,
  * `key_decoded->>'id' = '7'`). Progress (a bar of offsets passed) goes to stderr when it is a
  * terminal; Ctrl-C stops and removes the partial output. Prints a one-line summary (or `--json`).
+ * With `--isolation read_committed` the export stops, per partition, at the last stable offset as a
+ * read_committed consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction
+ * holds it there, a `klx:` line on stderr (and `lastStableStops` in the JSON summary) names the LSO,
+ * the transaction's producer id and first offset, and how many records after it were not exported.
  * Nothing is written inside DIR.
  */
 import { resolve } from 'node:path';
@@ -20,6 +24,7 @@ import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { IsolationLevel } from '../../engine/log/read-defaults.ts';
 import { RecordRowDecoder } from '../../engine/sql/decode-columns.ts';
 import { exportSpan, writeExport, type ExportFormat } from '../../engine/sql/record-export.ts';
+import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { ProgressLine } from '../output.ts';
 import { printResult } from './append.ts';
 import { savedChoicesOf } from './query.ts';
@@ -74,6 +79,9 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
       onConvert: () => progress.show(`${progressBar(1)} writing ${opts.format === 'parquet' ? 'Parquet' : opts.format.toUpperCase()} with DuckDB…`),
     });
     progress.clear();
+    // read_committed stops at an open transaction's first offset, as a consumer does: say so, on stderr
+    // (the summary stays one line / one JSON object on stdout, where `lastStableStops` carries the same).
+    for (const stop of summary.lastStableStops) process.stderr.write(`klx: ${lastStableStopText(stop, 'exported')}\n`);
     await printResult(summary, Boolean(opts.json), () => [
       `exported ${summary.records} record${summary.records === 1 ? '' : 's'} from ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
     ]);

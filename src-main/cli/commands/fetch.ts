@@ -12,7 +12,9 @@
  * Output: text, one line per record (offset, timestamp, key/value previews, flags) and a last line
  * `-- next offset N ...`; or `--json` NDJSON: `{"type":"record",...}` per record (key/value/header
  * values base64, int64 beyond 2^53 as decimal strings), `{"type":"problem",...}` for damage met, and
- * a final `{"type":"end","nextOffset":...}`.
+ * a final `{"type":"end","nextOffset":...}`. A read_committed read that stops at an open transaction
+ * says so (text `-- payments-0: read_committed stops at the last stable offset ...`; JSON `openTransaction`
+ * {producerId, producerEpoch, firstOffset}, `recordsNotRead`, `notReadUpTo` in the end object).
  *
  * Corruption, as a consumer with `check.crcs=true` meets it (Kafka's `CompletedFetch`): at a batch
  * whose CRC fails the records before it are printed, then the command fails with a `corrupt-record`
@@ -45,6 +47,7 @@ import { RecordDecoder, schemasOf, type DecodedRecord } from '../../engine/decod
 import type { TopicChoice } from '../../engine/decode/format.ts';
 import { toJsonText } from '../../engine/decode/json-text.ts';
 import { openLogDirectory } from '../../engine/log/log-dir.ts';
+import { lastStableStop, lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { int64Json, recordJson } from '../../engine/format/batch-json.ts';
 import { crcAlgorithm } from '../../engine/format/crc.ts';
@@ -319,6 +322,9 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
     throw err;
   }
   const end = last!;
+  // read_committed stopped at an open transaction's first offset (not at the high watermark): say why and what it held back.
+  const upper = opts.upTo === 'log-end' || end.highWatermark === null ? end.logEndOffset : end.highWatermark;
+  const stop = end.isolation === 'read_committed' && end.reachedLimit ? await lastStableStop(log, { from: end.nextOffset, upTo: upper }) : null;
   if (opts.json) {
     await out.line(
       JSON.stringify({
@@ -332,12 +338,14 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
         logEndOffset: int64Json(end.logEndOffset),
         highWatermark: end.highWatermark === null ? null : int64Json(end.highWatermark),
         lastStableOffset: end.lastStableOffset === null ? null : int64Json(end.lastStableOffset),
+        ...(stop ? { openTransaction: { producerId: int64Json(stop.openTransaction.producerId), producerEpoch: stop.openTransaction.producerEpoch, firstOffset: int64Json(stop.openTransaction.firstOffset) }, recordsNotRead: stop.recordsNotRead, notReadUpTo: int64Json(stop.upTo) } : {}),
       }),
     );
   } else {
     const what = end.highWatermark !== null && end.readLimit === end.highWatermark && end.readLimit !== end.logEndOffset ? ' (the high watermark; --up-to log-end reads on)' : '';
     const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}${what}`;
     await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
+    if (stop) await out.line(`-- ${lastStableStopText(stop, 'fetched')}`);
   }
   await out.end();
   if (notChecked > 0) process.stderr.write(`klx: ${notChecked} batch${notChecked === 1 ? '' : 'es'} not checked: past this tool's decompression bound (not damage; --max-inflated-bytes reads ${notChecked === 1 ? 'it' : 'them'})\n`);

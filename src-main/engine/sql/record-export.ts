@@ -27,6 +27,7 @@
 import { rm, stat } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { DuckDBInstance, JSDuckDBValueConverter } from './duckdb.ts';
+import { lastStableStop, type LastStableStop } from '../log/last-stable-stop.ts';
 import { KlxError } from '../errors.ts';
 import { readForward, recordAt, type FetchedRecord } from '../log/fetch.ts';
 import type { IsolationLevel } from '../log/read-defaults.ts';
@@ -109,6 +110,12 @@ export interface ExportSummary {
   bytes: number;
   partitions: number;
   elapsedMs: number;
+  /**
+   * read_committed only: each partition whose export stopped at its last stable offset because a
+   * transaction is open (the LSO, that transaction, and how many records after it were left out);
+   * empty otherwise. See `engine/log/last-stable-stop.ts`.
+   */
+  lastStableStops: LastStableStop[];
 }
 
 /** Offsets an export of `sources` covers (for progress totals). */
@@ -273,7 +280,27 @@ export async function writeExport(sources: readonly ExportSource[], opts: WriteE
     if (staged) await rm(target, { force: true });
     if (!ok) await rm(opts.out, { force: true, recursive: opts.partitionBy === true });
   }
-  return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started };
+  const stops = opts.isolation === 'read_committed' ? await lastStableStops(sources, opts.signal) : [];
+  return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started, lastStableStops: stops };
+}
+
+/**
+ * The read_committed stops of `sources` (one per source whose range reaches past its partition's
+ * last stable offset while a transaction is open), as {@link lastStableStop} counts them.
+ * @throws KlxError `cancelled`, what reading throws.
+ */
+export async function lastStableStops(sources: readonly ExportSource[], signal?: AbortSignal): Promise<LastStableStop[]> {
+  const out: LastStableStop[] = [];
+  for (const src of sources) {
+    const stop = await lastStableStop(src.log, {
+      ...(src.offsets ? { offsets: src.offsets } : {}),
+      ...(src.from !== undefined && !src.offsets ? { from: src.from } : {}),
+      ...(src.to !== undefined && !src.offsets ? { upTo: src.to + 1n } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    if (stop) out.push(stop);
+  }
+  return out;
 }
 
 /** The staging file of an export to `out` (beside it, hidden: `.<name>.klx-staging.ndjson`). */

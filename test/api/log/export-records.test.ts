@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobResult, MethodName, Res } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
+import { klx } from '../../support/klx-cli.ts';
 import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 
 let server: ServerApi;
@@ -95,6 +96,37 @@ describe('log.export', () => {
     expect(readFileSync(existing, 'utf8')).toBe('keep me');
     expect(await exportEnd({ dir: orders(), format: 'csv', out: 'x.csv' })).toMatchObject({ ok: false, error: { code: 'invalid-argument', message: expect.stringContaining('give a full path') } });
   });
+
+  it('read_committed stops at an open transaction: the result names the LSO, producer 7, its first offset and the 3 records left out', async () => {
+    const ld = mkdtempSync(join(tmpdir(), 'klx-export-lso-'));
+    try {
+      const d = join(ld, 'payments-0');
+      const k = (...args: string[]) => expect(klx(...args).status).toBe(0);
+      k('create', d);
+      k('append', d, '--key', 'a', '--value', '1', '--timestamp', '1700000000000');
+      k('append', d, '--key', 'b', '--value', '2', '--producer-id', '7', '--producer-epoch', '3', '--transactional', '--timestamp', '1700000000001');
+      k('append', d, '--key', 'c', '--value', '3', '--timestamp', '1700000000002');
+      k('append', d, '--key', 'd', '--value', '4', '--timestamp', '1700000000003');
+      await call('log.open', { path: ld });
+      const r = await exported({ dir: d, format: 'csv', out: join(out, 'lso.csv'), isolation: 'read_committed' });
+      expect(r.records).toBe(1);
+      expect(r.lastStableStops).toEqual([
+        {
+          topic: 'payments',
+          partition: 0,
+          lastStableOffset: '1',
+          producerId: '7',
+          producerEpoch: 3,
+          firstOffset: '1',
+          recordsNotRead: 3,
+          text: 'payments-0: read_committed stops at the last stable offset 1: producer 7 (epoch 3) has a transaction open since offset 1 with no COMMIT or ABORT marker yet, and a read_committed consumer gets nothing at or after it until one is written (UnifiedLog, FetchIsolation.TXN_COMMITTED); 3 records at offsets 1..3 (data, not aborted) were not exported',
+        },
+      ]);
+      expect((await exported({ dir: d, format: 'csv', out: join(out, 'lso-ru.csv') })).lastStableStops).toEqual([]);
+    } finally {
+      rmSync(ld, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('log.copyRecords', () => {
