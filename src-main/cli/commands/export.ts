@@ -79,8 +79,8 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
       onConvert: () => progress.show(`${progressBar(1)} writing ${opts.format === 'parquet' ? 'Parquet' : opts.format.toUpperCase()} with DuckDB…`),
     });
     progress.clear();
-    // read_committed stops at an open transaction's first offset, as a consumer does: say so, on stderr
-    // (the summary stays one line / one JSON object on stdout, where `lastStableStops` carries the same).
+    // A read_committed stop at an open transaction (UnifiedLog, FetchIsolation.TXN_COMMITTED) is said on stderr;
+    // the summary stays one line / one JSON object on stdout, where `lastStableStops` carries the same.
     for (const stop of summary.lastStableStops) process.stderr.write(`klx: ${lastStableStopText(stop, 'exported')}\n`);
     await printResult(summary, Boolean(opts.json), () => [
       `exported ${summary.records} record${summary.records === 1 ? '' : 's'} from ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
