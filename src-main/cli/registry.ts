@@ -69,7 +69,7 @@ function withMaxInflatedBytes(cmd: Command): void {
   cmd
     .option(
       '--max-inflated-bytes <bytes>',
-      `read batches whose records inflate to up to this many bytes (default: recordsCount × max.message.bytes, at most 268435456; at most ${MAX_INFLATED_BYTES}). A batch past the bound is reported as not checked, not as damage (a broker has no such bound)`,
+      `read batches whose records inflate to up to this many bytes (raises the default bound, recordsCount × max.message.bytes at most 268435456, never lowers it; at most ${MAX_INFLATED_BYTES}). A batch past the bound is reported as not checked, not as damage (a broker has no such bound)`,
       (v) => {
         const n = parseNonNegativeInt(v, '--max-inflated-bytes');
         if (n < 1 || n > MAX_INFLATED_BYTES) throw new InvalidArgumentError(`--max-inflated-bytes must be from 1 to ${MAX_INFLATED_BYTES} (2 GiB: one records area is held in memory whole), got ${v}`);

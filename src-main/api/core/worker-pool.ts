@@ -42,6 +42,7 @@ import type { ResourceLimits, Worker } from 'node:worker_threads';
 import type { JobProgress } from '../../../src-shared/contract.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { stopWorker } from '../../engine/sql/duckdb-gate.ts';
+import { maxInflatedBytes } from '../../engine/format/compression.ts';
 import { startEntryWorker } from './entry-worker.ts';
 import type { FromWorker, ToWorker, WorkerError } from './worker-protocol.ts';
 
@@ -252,7 +253,7 @@ export class WorkerPool {
       slot.task = task;
       slot.lastKey = task.opts.affinity;
       slot.worker.ref();
-      slot.worker.postMessage({ type: 'run', id: task.id, kind: task.kind, args: task.args } satisfies ToWorker);
+      slot.worker.postMessage({ type: 'run', id: task.id, kind: task.kind, args: task.args, maxInflatedBytes: maxInflatedBytes() } satisfies ToWorker);
     }
   }
 

@@ -20,7 +20,10 @@ export interface WorkerError {
 }
 
 /** A message from the main thread to a task worker. */
-export type ToWorker = { type: 'run'; id: number; kind: string; args: unknown } | { type: 'cancel'; id: number };
+export type ToWorker =
+  /** `maxInflatedBytes`: the sending thread's decompression bound (bytes, null = default), applied before the task runs. */
+  | { type: 'run'; id: number; kind: string; args: unknown; maxInflatedBytes: number | null }
+  | { type: 'cancel'; id: number };
 
 /** A message from a task worker to the main thread. */
 export type FromWorker =

@@ -22,6 +22,7 @@ import type { JobProgress } from '../../../src-shared/contract.ts';
 import { toWireError } from '../../../src-shared/wire.ts';
 import { KlxError, toErrorInfo } from '../../engine/errors.ts';
 import { interruptDuckDb } from '../../engine/sql/duckdb-gate.ts';
+import { applyMaxInflatedBytes, maxInflatedBytes } from '../../engine/format/compression.ts';
 import type { FromWorker, ToWorker, WorkerError } from './worker-protocol.ts';
 
 /** What a task function receives besides its arguments. */
@@ -74,6 +75,7 @@ export function serveTasks(table: TaskTable): void {
       interruptDuckDb();
       return;
     }
+    if (m.maxInflatedBytes !== maxInflatedBytes()) applyMaxInflatedBytes(m.maxInflatedBytes);
     const controller = new AbortController();
     running.set(m.id, controller);
     const run: TaskRun = { signal: controller.signal, progress: (progress) => post({ type: 'progress', id: m.id, progress }) };

@@ -79,7 +79,7 @@ if (!isMainThread) {
   listener.onmessage = (event: unknown) => {
     // A thread's own broadcasts are not for it: its bound is already set (and a late one would undo a newer setting).
     const m = (event as { data: { from: number; bytes: unknown } }).data;
-    if (m.from !== threadId) inflatedBytesOverride = typeof m.bytes === 'number' ? m.bytes : null;
+    if (m.from !== threadId) applyMaxInflatedBytes(typeof m.bytes === 'number' ? m.bytes : null);
   };
   listener.unref();
 }
@@ -119,16 +119,30 @@ export function setMaxInflatedBytes(bytes: number | null): void {
   boundSender.postMessage({ from: threadId, bytes: inflatedBytesOverride });
 }
 
+/**
+ * Sets the decompression bound of this thread only (no broadcast): the bound a task message
+ * carries (`WorkerPool` sends the main thread's with every task, so a task never runs with a bound
+ * older than the one set when it was submitted) or one heard on the broadcast channel. Also sets
+ * {@link MAX_INFLATED_BYTES_ENV} in this thread's `process.env`, which worker threads it starts
+ * afterwards copy (a `Worker` starts with its parent thread's environment, not the main thread's).
+ * @param bytes 1 to {@link MAX_INFLATED_BYTES_CEILING} (not checked again: it was checked where set), or null.
+ */
+export function applyMaxInflatedBytes(bytes: number | null): void {
+  inflatedBytesOverride = bytes;
+  if (bytes === null) delete process.env[MAX_INFLATED_BYTES_ENV];
+  else process.env[MAX_INFLATED_BYTES_ENV] = String(bytes);
+}
+
 /** The bound set by {@link setMaxInflatedBytes} (bytes), or null when the default applies. */
 export function maxInflatedBytes(): number | null {
   return inflatedBytesOverride;
 }
 
 /**
- * The most bytes the records area of a batch may inflate to: the bound set by
- * {@link setMaxInflatedBytes} when there is one; else `recordsCount` × the largest record the
- * topic's `max.message.bytes` permits uncompressed, at least one record's worth, and never more
- * than `ceiling`. This is klx's memory bound, not a Kafka rule: a broker checks only the compressed
+ * The most bytes the records area of a batch may inflate to: `recordsCount` × the largest record
+ * the topic's `max.message.bytes` permits uncompressed, at least one record's worth, and never more
+ * than `ceiling`; or the bound set by {@link setMaxInflatedBytes} when that is larger (the option
+ * raises the bound, it never makes a batch the default reads unread). This is klx's memory bound, not a Kafka rule: a broker checks only the compressed
  * batch against `max.message.bytes` (UnifiedLog.analyzeAndValidateRecords), so a record that compresses
  * well can be larger (a producer bounds it by `max.request.size`, KafkaProducer.ensureValidRecordSize).
  * @param recordCount the batch's recordsCount (negative or unknown: treated as 1).
@@ -137,9 +151,10 @@ export function maxInflatedBytes(): number | null {
  * @returns bytes.
  */
 export function decompressionLimit(recordCount: number, maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES, ceiling: number = DECOMPRESSION_CEILING): number {
-  if (inflatedBytesOverride !== null) return inflatedBytesOverride;
   const n = Number.isFinite(recordCount) && recordCount > 1 ? recordCount : 1;
-  return Math.min(ceiling, n * Math.max(1, maxMessageBytes));
+  const byDefault = Math.min(ceiling, n * Math.max(1, maxMessageBytes));
+  // The option raises the bound, never lowers it: a batch the default reads stays read (review of stop 26).
+  return inflatedBytesOverride !== null ? Math.max(inflatedBytesOverride, byDefault) : byDefault;
 }
 
 /**
@@ -155,7 +170,7 @@ function limitError(codec: Compression, claimed: number | null, allowed: number)
       : `read it with --max-inflated-bytes <bytes> (up to ${MAX_INFLATED_BYTES_CEILING})`;
   return new KlxError(
     'decompression-limit',
-    `not checked: its ${codec} records area would inflate to ${what}, past this tool's decompression bound of ${allowed} bytes (${inflatedBytesOverride === null ? `recordsCount × max.message.bytes, at most ${DECOMPRESSION_CEILING}` : '--max-inflated-bytes'}); a limit of this tool, not damage (a broker and a consumer decompress record by record: DefaultRecordBatch, CompletedFetch); ${how}`,
+    `not checked: its ${codec} records area would inflate to ${what}, past this tool's decompression bound of ${allowed} bytes (${inflatedBytesOverride !== allowed ? `recordsCount × max.message.bytes, at most ${DECOMPRESSION_CEILING}` : '--max-inflated-bytes'}); a limit of this tool, not damage (a broker and a consumer decompress record by record: DefaultRecordBatch, CompletedFetch); ${how}`,
     { details: { codec, claimedBytes: claimed, allowedBytes: allowed, notChecked: true } },
   );
 }

@@ -9,6 +9,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { KlxError } from '../../../src-main/engine/errors.ts';
 import { defaultPoolSize, WorkerPool } from '../../../src-main/api/core/worker-pool.ts';
+import { setMaxInflatedBytes } from '../../../src-main/engine/format/compression.ts';
 
 const pool = new WorkerPool({ entry: 'pool-test-worker', near: import.meta.url, size: 2, cancelGraceMs: 50 });
 afterAll(() => pool.shutdown());
@@ -23,6 +24,19 @@ async function rejection(p: Promise<unknown>): Promise<KlxError> {
 }
 
 describe('worker pool', () => {
+  it('a task runs with the decompression bound set before it was submitted, and threads it starts inherit it (review of stop 26)', async () => {
+    await Promise.all([pool.run('echo', 1), pool.run('echo', 2)]); // both threads running before the bound is set
+    try {
+      setMaxInflatedBytes(4_000_000);
+      // Submitted at once: the task message carries the bound (the broadcast may land after the task).
+      const set = await Promise.all([pool.run('bound', null), pool.run('bound', null)]);
+      expect(set).toEqual([{ own: 4_000_000, childEnv: '4000000' }, { own: 4_000_000, childEnv: '4000000' }]);
+    } finally {
+      setMaxInflatedBytes(null);
+    }
+    expect(await pool.run('bound', null)).toEqual({ own: null, childEnv: null });
+  });
+
   it('runs a task on a thread and answers its (structured-cloned) result', async () => {
     expect(await pool.run('echo', { a: [1, 2], s: '9223372036854775807' })).toEqual({ echoed: { a: [1, 2], s: '9223372036854775807' } });
   });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decompress, decompressionLimit } from '../../../src-main/engine/format/compression.ts';
+import { decompress, decompressionLimit, setMaxInflatedBytes } from '../../../src-main/engine/format/compression.ts';
 import { crc32c } from '../../../src-main/engine/format/crc.ts';
 import { scanLogFile, scanLogBuffer, type BatchEntry, type DamageEntry, type LogEntry } from '../../../src-main/engine/format/log-reader.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
@@ -195,6 +195,14 @@ describe('decompression bombs stop at recordsCount × max.message.bytes', () => 
     expect(decompressionLimit(0)).toBe(1048588);
     expect(decompressionLimit(10, 1000)).toBe(10000);
     expect(decompressionLimit(2 ** 31 - 1)).toBe(256 * 1024 * 1024);
+    // --max-inflated-bytes raises the bound, never lowers it (review of stop 26: 4 MiB made a default-readable batch of 100 records unread).
+    setMaxInflatedBytes(4 << 20);
+    try {
+      expect(decompressionLimit(100)).toBe(100 * 1048588);
+      expect(decompressionLimit(1)).toBe(4 << 20);
+    } finally {
+      setMaxInflatedBytes(null);
+    }
   });
 
   it('a recordsCount of 2^31−1 is refused with a typed error before any array is sized from it', () => {
