@@ -154,7 +154,8 @@ interface RecordHit {
  */
 function recordMatcher(topic: string, partition: number, decoder: RecordDecoder, req: SearchReq, condition: DecodedCondition | null): (r: KafkaRecord) => RecordHit | null {
   const text = req.text;
-  const needle = Buffer.from(req.ignoreCase ? text.toLowerCase() : text, 'utf8');
+  // Only ASCII letters fold, as in the bytes ({@link foldAscii}): 'APFEL' finds 'Apfel', 'Äpfel' finds 'Äpfel' but not 'äpfel'.
+  const needle = Buffer.from(req.ignoreCase ? foldAsciiText(text) : text, 'utf8');
   const needleText = req.ignoreCase ? foldAsciiText(text) : text;
   const where = new Set(req.in);
   // An ASCII text ignoring case is looked for in the bytes read as Latin-1 and lower-cased by V8

@@ -182,7 +182,8 @@ describe('searchJob text matching (ASCII letters folded, other bytes as they are
   it('finds exactly the records whose key or value bytes hold the text, folded byte by byte, over random bytes', async () => {
     const root = logDir();
     let seed = 7;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    // The generator's high bits (its low bits repeat with short periods: with them no 'ab' or 'Á' pair ever occurred).
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >>> 16) % n;
     // Letters of both cases, digits, control bytes, Latin-1 capitals (0xC0-0xDE) and UTF-8 lead/continuation bytes.
     const alphabet = [0x41, 0x42, 0x61, 0x62, 0x43, 0x63, 0x31, 0x09, 0x01, 0x1f, 0xc1, 0xe1, 0xc3, 0x81, 0xa9, 0x89, 0xdf, 0xff];
     const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => alphabet[rand(alphabet.length)]!));
@@ -190,7 +191,8 @@ describe('searchJob text matching (ASCII letters folded, other bytes as they are
     const dir = buildPartition(root, { topic: 'bytes', segments: [0, 1, 2, 3].map((k) => ({ baseOffset: BigInt(k * 100), batches: [{ baseOffset: BigInt(k * 100), records: records.slice(k * 100, k * 100 + 100) }] })) });
     const fold = (b: Buffer) => Buffer.from(b.map((c) => (c >= 65 && c <= 90 ? c + 32 : c)));
     for (const text of ['a', 'AB', 'bC', 'c1', 'Ab', '\t', 'á', 'Á', 'é', 'ab1']) {
-      const needle = Buffer.from(text.toLowerCase(), 'utf8');
+      // Only A-Z fold (review of stop 26: the needle was lower-cased whole, so 'Á' never found the bytes of 'Á').
+      const needle = Buffer.from(text.replace(/[A-Z]/g, (c) => c.toLowerCase()), 'utf8');
       const expected = records.flatMap((r, i) => (fold(r.key).indexOf(needle) >= 0 || fold(r.value).indexOf(needle) >= 0 ? [String(i)] : []));
       const { one } = await same(root, [dir], searchReq(dir, { text, in: ['key', 'value'], decoded: false, limit: 1000 }));
       expect(one.matches.map((m) => m.offset), text).toEqual(expected);
