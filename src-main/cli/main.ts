@@ -14,14 +14,28 @@ import { Command, CommanderError } from 'commander';
 import { KlxError, toErrorInfo } from '../engine/errors.ts';
 import { followSymlinksByDefault, onRefusedLink } from '../engine/files/symlinks.ts';
 import { EXIT_PROBLEMS, EXIT_USAGE, isRefusal } from './exit-codes.ts';
-import { isClosedPipe } from './output.ts';
+import { isClosedPipe, markStdoutClosed, stdoutClosed } from './output.ts';
 import { registerCommands } from './registry.ts';
 
-// A reader that closed stdout early (`klx dump … | head`) ends the command quietly with exit 0, as other
-// command-line tools do when their pipe closes: no "write EPIPE" error, no stack trace. Installed first, so
-// it runs before a writer waiting for 'drain' (OutputWriter) sees the error.
+/**
+ * The commands that change files: when their stdout's reader goes they finish what they do (a
+ * repair or a cleanup is never cut short by `| head`) without printing, and exit with their own code.
+ */
+const WRITE_COMMANDS = new Set(['repair', 'retention', 'compact', 'undo', 'trash', 'create', 'append', 'roll']);
+/** The command that runs (set before its action). */
+let running = '';
+
+// A reader that closed stdout early (`klx dump … | head`) ends a reading command quietly with exit 0, as other
+// command-line tools do when their pipe closes: no "write EPIPE" error, no stack trace. A command that changes
+// files goes on to the end (review of stop 26: `klx repair … | head` exited 0 between two partitions). Installed
+// first, so it runs before a writer waiting for 'drain' (OutputWriter) sees the error.
 process.stdout.on('error', (err) => {
-  if (isClosedPipe(err)) process.exit(0);
+  if (stdoutClosed()) return; // later writes into the closed pipe
+  if (isClosedPipe(err)) {
+    markStdoutClosed();
+    if (!WRITE_COMMANDS.has(running)) process.exit(0);
+    return;
+  }
   throw err;
 });
 
@@ -45,6 +59,7 @@ onRefusedLink(({ link, target }) => {
   process.stderr.write(`klx: warning: ${link} is a symbolic link to ${target}, outside the folder given: not read (--follow-symlinks reads it)\n`);
 });
 program.hook('preAction', (_program, command) => {
+  running = command.name();
   if (!program.opts<{ followSymlinks?: boolean }>().followSymlinks) return;
   if (command.name() === 'serve') throw new KlxError('invalid-argument', '--follow-symlinks does not apply to klx serve: the bridge never reads a file outside the folders it serves');
   followSymlinksByDefault(true);

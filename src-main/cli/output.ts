@@ -2,13 +2,43 @@
  * Shared helpers of the `klx` commands: buffered stdout that respects back-pressure (a dump of a
  * 10 GB partition must not pile up in memory), and argument parsers with clear messages.
  */
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { InvalidArgumentError } from 'commander';
 
-/** Whether `err` is a write to a pipe its reader has closed (EPIPE: `klx … | head`); the command then ends quietly with exit 0 (main.ts). */
+/**
+ * Whether `err` is a write to a pipe its reader has closed (EPIPE: `klx … | head`): a command that
+ * reads ends quietly with exit 0; one that changes files finishes without printing (main.ts).
+ */
 export function isClosedPipe(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'EPIPE';
+}
+
+/** Set once stdout's reader has gone (main.ts): {@link OutputWriter}s on stdout then drop what they are given. */
+let stdoutGone = false;
+
+/** Notes that stdout's reader has gone (see {@link stdoutGone}). */
+export function markStdoutClosed(): void {
+  stdoutGone = true;
+}
+
+/** Whether stdout's reader has gone. */
+export function stdoutClosed(): boolean {
+  return stdoutGone;
+}
+
+/** Resolves on 'drain', or when the stream errs or closes (a closed pipe never drains). */
+function drainedOrGone(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+  });
 }
 
 /** Buffers lines into ~64 KiB writes and waits for 'drain' when the stream is full. */
@@ -29,7 +59,8 @@ export class OutputWriter {
     const chunk = this.pending.join('\n') + '\n';
     this.pending = [];
     this.pendingBytes = 0;
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain');
+    if (stdoutGone && this.stream === process.stdout) return;
+    if (!this.stream.write(chunk)) await drainedOrGone(this.stream);
   }
 
   async end(): Promise<void> {
