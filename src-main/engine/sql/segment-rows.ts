@@ -93,6 +93,7 @@ export const STRING_T_INLINE_BYTES = 12;
 /** True on little-endian hosts: int64 columns are then written as two 32-bit words, key structs as DuckDB lays them out. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const TWO_32 = 2 ** 32;
+const TWO_52 = 2 ** 52;
 const EMPTY = new Uint8Array(0);
 
 /** Which entries of a segment {@link segmentRowChunks} gives (byte positions in the `.log`). */
@@ -239,7 +240,8 @@ class ChunkBuilder {
     } else this.offset[r] = BigInt.asIntN(64, (BigInt(this.baseHi) << 32n) + BigInt(this.baseLo) + BigInt(offsetDelta));
     if (this.createTime) {
       const delta = recordTimestampDeltaAt(this.data, recStart);
-      if (typeof delta === 'number' && LITTLE_ENDIAN) {
+      // Below 2^52 the sum with the low word (< 2^32) stays exact in a double; larger deltas (damaged bytes) go through BigInt.
+      if (typeof delta === 'number' && LITTLE_ENDIAN && delta < TWO_52 && delta > -TWO_52) {
         let lo = this.tsLo + delta;
         let hi = this.tsHi;
         if (lo >= TWO_32 || lo < 0) {

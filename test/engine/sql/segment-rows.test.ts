@@ -4,7 +4,7 @@
  * `string_t` structs), without a record object. Checked here against the engine's record objects
  * (`walkLog` + `recordsOf`, the `V2Record` getters: an independent decoding of the same bytes), row
  * by row, on batches of every codec, offsets and timestamps whose low 32-bit word carries (offsets
- * crossing 2^32, timestamps crossing 2^32 ms), a negative and a > 2^53 timestamp delta, a
+ * crossing 2^32, timestamps crossing 2^32 ms), a negative, a just-below-2^53 and a > 2^53 timestamp delta, a
  * LogAppendTime batch, keys of 0, 1, 12, 13 and 100 bytes and multi-byte UTF-8, null keys,
  * tombstones, headers, control batches and a batch whose records cannot be decoded.
  */
@@ -36,6 +36,8 @@ function varietyPartition(): { dir: string; undecodableBaseOffset: bigint } {
   }
   // A negative timestamp delta, a delta above 2^28 (a varlong of more than 4 bytes) and one above 2^53 (a bigint).
   batches.push({ records: [rec('early', 'a', 5_000_000), rec('before', 'b', 4_000_000), rec('far', 'c', 5_000_000 + 2 ** 40), rec('very-far-key', 'd', 2n ** 60n)] });
+  // A delta just below 2^53 over a base whose low word is 2^32 − 1: the sum (2^53 + 2^32 − 5, odd) is not a double (review of stop 26).
+  batches.push({ records: [rec('edge-base', 'e', TWO_32 - 1n), rec('edge-far', 'f', TWO_32 - 1n + 2n ** 53n - 4n)] });
   // LogAppendTime: every record reads as maxTimestamp.
   batches.push({ timestampType: 'LogAppendTime', maxTimestamp: 1_700_000_000_123n, records: [rec('lat-1', 'x', 1), rec('lat-2', null, 2)] });
   const segment0 = { batches };
@@ -120,7 +122,7 @@ describe('segment rows', () => {
       }
     }
     const { rows, batches } = chunkRows(log);
-    expect(rows.length).toBe(7 * COMPRESSIONS.length + 4 + 2 + 3 + 1 + 1);
+    expect(rows.length).toBe(7 * COMPRESSIONS.length + 4 + 2 + 2 + 3 + 1 + 1);
     expect(rows).toEqual(expected);
 
     // Values a broker's consumer would read, independent of both decoders.
@@ -130,6 +132,7 @@ describe('segment rows', () => {
     expect(rows.find((r) => r.key === 'before')!.timestamp).toBe(4_000_000n);
     expect(rows.find((r) => r.key === 'far')!.timestamp).toBe(5_000_000n + 2n ** 40n);
     expect(rows.find((r) => r.key === 'very-far-key')!.timestamp).toBe(2n ** 60n);
+    expect(rows.find((r) => r.key === 'edge-far')!.timestamp).toBe(2n ** 53n + TWO_32 - 5n);
     expect(rows.filter((r) => r.key?.startsWith('lat-')).map((r) => r.timestamp)).toEqual([1_700_000_000_123n, 1_700_000_000_123n]);
     expect(rows.find((r) => r.key === 'ключ-ключ')!.valueSize).toBe('value-none-6'.length);
 
