@@ -39,6 +39,7 @@ import { Pacer, isDenseBatch, recordsOf, scanSegmentFrom, segmentIndexFor, walkL
 import { PartitionLog } from './partition-log.ts';
 import { inSegmentOrder, splitPays, type ParallelScanOptions } from './segment-tasks.ts';
 import { markerTypeOf } from './transactions.ts';
+import { brokerTailAtLoad, unrecoveredTailText } from './unrecovered-tail.ts';
 
 /** Every hole cause (see the module comment): the list shared with the wire types and the renderer. */
 export { HOLE_CAUSES, type HoleCause };
@@ -344,7 +345,7 @@ function belowLogStart(log: PartitionLog, q: HoleSink): void {
 }
 
 /** The holes after the last segment walked (`current`): up to the log end, and the claimed offsets of a cut batch in its tail. */
-function afterLastSegment(current: LogSegment, st: WalkState, logEnd: bigint, compacted: boolean, q: HoleSink): void {
+function afterLastSegment(current: LogSegment, st: WalkState, logEnd: bigint, compacted: boolean, q: HoleSink, cleanShutdown: boolean, topic: string): void {
   const tail = st.tail;
   if (st.cursor < logEnd) {
     q.add(hole(st.cursor, logEnd - 1n, tail ? 'truncated-tail' : compacted ? 'compacted-between-batches' : 'missing-segment', current.baseOffset, `no batch holds these offsets up to the log end offset ${logEnd}`));
@@ -352,7 +353,14 @@ function afterLastSegment(current: LogSegment, st: WalkState, logEnd: bigint, co
   }
   if (tail) {
     const claimed = claimedOffsets(tail, st.cursor);
-    const what = `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})`;
+    // After a clean shutdown a broker does not recover the segment (LogLoader.recoverLog): see unrecovered-tail.ts for the whole sequence.
+    const atLoad = cleanShutdown ? brokerTailAtLoad(tail.file, tail.position, tail.position + tail.size) : null;
+    const kept = atLoad && atLoad.kind !== 'ignored'
+      ? `; after the clean shutdown ${unrecoveredTailText(tail.file, tail.position, tail.position + tail.size, logEnd, topic, false)}`
+      : atLoad
+      ? `; after the clean shutdown a broker keeps them and writes its next batch after them (FileRecords.append), and a read from before them frames them with that batch's first bytes (FileRecords.searchForOffsetWithSize, FileLogInputStream.nextBatch), so a fetch at offset ${logEnd} does not get that batch as written, and the next start after a crash cuts the segment at byte ${tail.position} (LogLoader.recoverLog, LogSegment.recover), losing it: klx verify says what these bytes make`
+      : '';
+    const what = `${tail.size} bytes at position ${tail.position} of ${tail.file} are not batches (${tail.reason})${kept}`;
     if (claimed) q.add(hole(claimed.from, claimed.to, 'truncated-tail', current.baseOffset, `${what}; the cut batch claims offsets ${claimed.from}..${claimed.to}, past the log end offset ${logEnd}`, tail.position));
     else q.add(hole(st.cursor, st.cursor - 1n, 'truncated-tail', current.baseOffset, what, tail.position));
   }
@@ -388,7 +396,7 @@ export async function* scanHoles(log: PartitionLog, opts: HolesOptions = {}): As
     if (e.type === 'batch') for (const x of merger.take()) yield x;
   }
   queue.finish();
-  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue);
+  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue, log.startupCleanShutdown, log.topic);
   merger.flush();
   pacer.finish();
   for (const h of merger.take()) yield h;
@@ -548,7 +556,7 @@ export async function* scanHolesInParallel(log: PartitionLog, opts: HolesOptions
     if (r.stopped) break;
   }
   queue.finish();
-  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue);
+  if (current !== null) afterLastSegment(current, st, logEnd, compacted, queue, log.startupCleanShutdown, log.topic);
   merger.flush();
   opts.onProgress?.({ phase, done: walked, total, bytes: walked });
   for (const h of merger.take()) yield h;

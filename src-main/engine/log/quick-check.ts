@@ -9,6 +9,7 @@
 import { basename, dirname, join } from 'node:path';
 import { segmentFileName } from '../files/file-names.ts';
 import { crcFailureConsequence, startupRecoveryOf } from './corruption-consequences.ts';
+import { unrecoveredTailText } from './unrecovered-tail.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { scanLogFile } from '../format/log-reader.ts';
 import type { IndexProblem } from '../files/index-file.ts';
@@ -524,18 +525,25 @@ export function tailCheckPartition(log: PartitionLog): Finding[] {
     const walk = (from: number): Finding[] | null => {
       const found: Finding[] = [];
       let first = true;
+      /** The offset after the last batch read (the log end offset a broker computes when the tail follows it). */
+      let lastNext: bigint | null = null;
       for (const e of scanLogFile(seg.files.log, { start: from, verifyCrc: true })) {
         if (first && from > 0 && e.type !== 'batch') return null; // a stale index entry: not a batch start
         first = false;
         if (e.type === 'batch') {
           const h = e.header;
+          lastNext = h.lastOffset + 1n;
           if (h.crcValid === false) found.push(finding('error', 'crc-mismatch', seg.files.log, `${h.magic === 2 ? 'batch' : `magic ${h.magic} message`} at offsets ${h.baseOffset}..${h.lastOffset} fails its CRC: ${crcMismatchText(h)}; its bytes were altered: ${crcFailureConsequence(h, startup)}`, { ...base, baseOffset: j(h.baseOffset), lastOffset: j(h.lastOffset), crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) }, h.position));
           continue;
         }
         const details = { ...base, bytes: e.size, readerCode: e.code };
         if (e.type === 'corrupt-region') found.push(finding('error', 'corrupt-region', seg.files.log, e.reason, details, e.position));
-        else if (e.zeros) found.push(finding('warning', 'zero-tail', seg.files.log, e.reason, details, e.position));
-        else found.push(finding('error', 'invalid-tail', seg.files.log, e.reason, details, e.position));
+        else {
+          // The last segment after a clean shutdown: what a broker that does not recover it makes of these bytes (unrecovered-tail.ts).
+          const unrecovered = segIndex === log.segments.length - 1 && startup.kind === 'clean-shutdown' ? `; ${unrecoveredTailText(seg.files.log, e.position, e.position + e.size, lastNext ?? seg.baseOffset, log.topic)}` : '';
+          if (e.zeros) found.push(finding('warning', 'zero-tail', seg.files.log, e.reason + unrecovered, details, e.position));
+          else found.push(finding('error', 'invalid-tail', seg.files.log, e.reason + unrecovered, details, e.position));
+        }
       }
       return found;
     };

@@ -35,8 +35,8 @@
  *    `LogLoader.recoverLog`). Everything else is reported in `unresolved` with what a broker would
  *    do: cut and delete the later segments (recovered segment), or not notice it at all (below the
  *    recovery point, or after a clean shutdown: consumers then stop at that offset, `CompletedFetch`;
- *    for the last segment's tail after a clean shutdown, what `LogSegment.readNextOffset` makes of it:
- *    see `brokerTailAtLoad`).
+ *    for the last segment's tail after a clean shutdown, what `LogSegment.readNextOffset` makes of it
+ *    and what the next append does: see unrecovered-tail.ts).
  *    Offsets going backwards are no `ensureValid` failure: a broker keeps such a batch unless an index
  *    entry it rebuilds goes backwards (`OffsetIndex.append` / `TimeIndex.maybeAppend` throw
  *    `InvalidOffsetException`), and then `LogLoader.recoverLog` empties the whole segment and deletes
@@ -55,6 +55,7 @@
  */
 import { refusedLinkReason } from '../files/symlinks.ts';
 import { consumerStopsAt } from './corruption-consequences.ts';
+import { unrecoveredTailText } from './unrecovered-tail.ts';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
 import { crc32c } from '../format/crc.ts';
@@ -336,43 +337,6 @@ export function offsetDisorderText(d: OffsetDisorderAtRecovery, base: bigint, la
   return `${head}, and LogLoader.recoverLog then empties the whole segment (LogSegment.truncateTo(${base}): all ${d.segmentBytes} bytes)${later === 0 ? '' : ` and deletes the ${later} later segment${later === 1 ? '' : 's'}`}`;
 }
 
-/** What a broker that does not recover the last segment makes of its tail at load (see {@link brokerTailAtLoad}). */
-type TailAtLoad = { kind: 'ignored' } | { kind: 'fails'; position: number; what: string } | { kind: 'read-as-batch'; position: number; nextOffset: bigint };
-
-/**
- * How a broker that does not recover the last segment (clean shutdown) reads its bytes from
- * `position` (the first invalid byte) to the end when it computes the log end offset at load
- * (LogLoader.recoverLog → LogSegment.readNextOffset → the last batch `FileLogInputStream.nextBatch`
- * yields; Kafka 2.x–4.1): nextBatch reads only each entry's first 17 bytes and returns nothing when
- * fewer remain or the size field reaches past the end, throws CorruptRecordException for a size
- * below 14 (LegacyRecord.RECORD_OVERHEAD_V0); the last entry's next offset comes from its header
- * (offset + 1 for magic 0/1; baseOffset + lastOffsetDelta + 1 otherwise, a KafkaException when the
- * 61-byte header is cut by the end of the file). An exception there is no IOException, so
- * `LogManager.loadLogs` rethrows it and the broker does not start.
- */
-function brokerTailAtLoad(log: string, position: number, fileSize: number): TailAtLoad {
-  const src = new FileSource(log);
-  try {
-    let pos = position;
-    let last: number | null = null;
-    while (pos < fileSize - 17) {
-      const size = src.read(pos + 8, 4).readInt32BE(0);
-      if (size < 14) return { kind: 'fails', position: pos, what: `a size field of ${size}, below the 14-byte minimum (FileLogInputStream.nextBatch throws CorruptRecordException)` };
-      if (pos > fileSize - LOG_OVERHEAD - size) break;
-      last = pos;
-      pos += LOG_OVERHEAD + size;
-    }
-    if (last === null) return { kind: 'ignored' };
-    const magic = src.read(last + 16, 1).readInt8(0);
-    if (magic < 2) return { kind: 'read-as-batch', position: last, nextOffset: src.read(last, 8).readBigInt64BE(0) + 1n };
-    if (last + V2_HEADER_SIZE > fileSize) return { kind: 'fails', position: last, what: `a batch whose ${V2_HEADER_SIZE}-byte header the end of the file cuts (loading it throws KafkaException "Failed to load record batch")` };
-    const h = src.read(last, V2_HEADER_SIZE);
-    return { kind: 'read-as-batch', position: last, nextOffset: h.readBigInt64BE(0) + BigInt(h.readInt32BE(23)) + 1n };
-  } finally {
-    src.close();
-  }
-}
-
 /** `length` bytes of `file` from `position`. */
 function readRange(file: string, position: number, length: number): Buffer {
   const src = new FileSource(file);
@@ -603,17 +567,12 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
         // What consumers meet: a valid batch with impossible offsets is read past (CompletedFetch skips records below
         // the position); a partial or garbage tail of the active segment lies past the log end a broker computes
         // (LogSegment.readNextOffset reads complete batches only) until an append lands after it; else a consumer stops.
-        const tailAtLoad = fi.kind === 'damage' && tailOnly && later === 0 ? brokerTailAtLoad(ref.log, fi.position, scan.logSize) : null;
         const consumerText =
           fi.kind === 'offset'
             ? 'a consumer reads past it, skipping records below its position (Kafka CompletedFetch.nextFetchedRecord)'
-            : tailAtLoad?.kind === 'ignored'
-              ? `a broker's log end offset stays ${failAt} (LogSegment.readNextOffset reads only complete batches), so consumers read none of these bytes; its next append is written after them, leaving them between two batches`
-              : tailAtLoad?.kind === 'fails'
-                ? `a broker does not start: loading this log, LogSegment.readNextOffset reads the bytes at ${tailAtLoad.position} as ${tailAtLoad.what}, which LogManager.loadLogs does not catch`
-                : tailAtLoad?.kind === 'read-as-batch'
-                  ? `a broker takes the bytes at byte ${tailAtLoad.position} for the last batch and sets the log end offset to ${tailAtLoad.nextOffset} instead of ${failAt} (LogSegment.readNextOffset reads only their size field and header); ${consumerStopsAt(failAt, undefined, false, log.topic)}`
-                  : consumerStopsAt(failAt, undefined, fi.kind === 'crc', log.topic);
+            : fi.kind === 'damage' && tailOnly && later === 0
+              ? unrecoveredTailText(ref.log, fi.position, scan.logSize, failAt, log.topic, false)
+              : consumerStopsAt(failAt, undefined, fi.kind === 'crc', log.topic);
         const why = cleanShutdown
           ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
           : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;

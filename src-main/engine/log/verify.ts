@@ -24,7 +24,8 @@
  * whole.
  */
 import { KlxError } from '../errors.ts';
-import { crcFailureConsequence, startupRecoveryOf, type StartupRecovery } from './corruption-consequences.ts';
+import { crcFailureConsequence, KRAFT_METADATA_TOPIC, startupRecoveryOf, type StartupRecovery } from './corruption-consequences.ts';
+import { unrecoveredTailText } from './unrecovered-tail.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
 import { CONTROL_ABORT, CONTROL_COMMIT } from '../format/control.ts';
 import { scanLogFile } from '../format/log-reader.ts';
@@ -266,10 +267,11 @@ export async function scanSegment(ref: SegmentFilesRef, ctx: ScanContext, opts: 
         findings.push(finding('error', 'offset-overflow', ref.log, entry.reason, details, entry.position));
       } else if (entry.type === 'corrupt-region') {
         findings.push(finding('error', 'corrupt-region', ref.log, entry.reason, details, entry.position));
-      } else if (entry.zeros) {
-        findings.push(finding('warning', 'zero-tail', ref.log, entry.reason, details, entry.position));
       } else {
-        findings.push(finding('error', 'invalid-tail', ref.log, entry.reason, details, entry.position));
+        // The last segment after a clean shutdown: what a broker that does not recover it makes of these bytes (unrecovered-tail.ts).
+        const unrecovered = ref.isActive && opts.startup?.kind === 'clean-shutdown' ? `; ${unrecoveredTailText(ref.log, entry.position, entry.position + entry.size, scan.nextOffset ?? base, opts.startup.kraftMetadataLog ? KRAFT_METADATA_TOPIC : undefined)}` : '';
+        if (entry.zeros) findings.push(finding('warning', 'zero-tail', ref.log, entry.reason + unrecovered, details, entry.position));
+        else findings.push(finding('error', 'invalid-tail', ref.log, entry.reason + unrecovered, details, entry.position));
       }
       markInvalid({ position: entry.position, kind: 'damage', reason: entry.reason });
       continue;

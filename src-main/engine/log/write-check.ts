@@ -13,6 +13,7 @@ import { MAX_RELATIVE_OFFSET, OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-in
 import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
 import type { PartitionLog } from './partition-log.ts';
 import { segmentJitter } from './roll-rule.ts';
+import { brokerTailAtLoad } from './unrecovered-tail.ts';
 
 /** In-memory state of the active segment, kept equal to what is on disk after each write. */
 export interface ActiveSegmentState {
@@ -42,8 +43,8 @@ export interface ActiveSegmentState {
 }
 
 /** A KlxError whose message points at `klx repair` (`details.needsRepair: true`). */
-export function needsRepair(code: KlxError['code'], dir: string, reason: string, where: { file?: string; position?: number; details?: Record<string, unknown> } = {}): KlxError {
-  return new KlxError(code, `${reason}; this partition must be repaired before anything is appended: run \`klx repair ${dir}\``, {
+export function needsRepair(code: KlxError['code'], dir: string, reason: string, where: { file?: string; position?: number; details?: Record<string, unknown> } = {}, flag = ''): KlxError {
+  return new KlxError(code, `${reason}; this partition must be repaired before anything is appended: run \`klx repair${flag} ${dir}\``, {
     ...where,
     details: { ...(where.details ?? {}), needsRepair: true },
   });
@@ -151,7 +152,11 @@ export function inspectForWriting(log: PartitionLog, nowMs: bigint, random: () =
       });
       for (const e of scanLogFile(seg.files.log, { start, verifyCrc: true, resync: false })) {
         if (e.type !== 'batch') {
-          return { ok: false, dataDamage: true, err: needsRepair(e.code, dir, `${segName}: ${e.reason}`, { file: seg.files.log, position: e.position, details: { damage: e.type, size: e.size } }) };
+          // The last segment's tail after a clean shutdown: a broker would append after it (unrecovered-tail.ts) and klx repair
+          // leaves it, so only the cut it asks for makes the folder writable.
+          const kept = isActive && e.type === 'invalid-tail' && log.startupCleanShutdown && brokerTailAtLoad(seg.files.log, e.position, e.position + e.size).kind === 'ignored';
+          const why = kept ? `; after a clean shutdown a broker does not recover this segment (LogLoader.recoverLog) and would write the batch after these bytes, where reads from before them frame them with it (FileRecords.append, FileRecords.searchForOffsetWithSize): cut them first` : '';
+          return { ok: false, dataDamage: true, err: needsRepair(e.code, dir, `${segName}: ${e.reason}${why}`, { file: seg.files.log, position: e.position, details: { damage: e.type, size: e.size } }, kept ? ' --truncate-at-corruption' : '') };
         }
         const h = e.header;
         if (h.crcValid === false) return { ok: false, dataDamage: true, err: needsRepair('crc-mismatch', dir, `${segName}: the batch at baseOffset ${h.baseOffset} fails its CRC: ${crcMismatchText(h)}`, { file: seg.files.log, position: h.position, details: { crc: h.crc >>> 0, computedCrc: h.computedCrc ?? null, crcAlgorithm: crcAlgorithm(h.magic) } }) };

@@ -523,7 +523,9 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const plan = await planRecovery(dir);
     expect(plan.actions).toEqual([]);
     expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', size - 40]]);
-    expect(plan.unresolved[0]!.reason).toContain('nothing valid follows it: left in place. A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); a broker\'s log end offset stays 10 (LogSegment.readNextOffset reads only complete batches), so consumers read none of these bytes; its next append is written after them, leaving them between two batches');
+    expect(plan.unresolved[0]!.reason).toContain(`nothing valid follows it: left in place. A broker would not notice it at startup: the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup (LogLoader.recoverLog); a broker opens the segment with all its ${size} bytes (FileRecords.open: the write position is the file's size) and sets the log end offset to 10 (LogSegment.readNextOffset reads only complete batches), so no read reaches these 40 bytes until the next append; that append is written after them, at byte ${size}, with base offset 10`);
+    // The rest of the sequence (the frame a read makes after that append, the cut at the next start after a crash): unrecovered-tail.test.ts.
+    expect(plan.unresolved[0]!.reason).toContain(`LogSegment.recover cuts it at byte ${size - 40}: every batch appended after these bytes is lost. Cutting`);
     // The same folder with its .index missing: a broker recovers that segment alone (LogLoader.loadSegmentFiles) and cuts the tail.
     rmSync(join(dir, name(0, '.index')));
     const alone = await planRecovery(dir);
