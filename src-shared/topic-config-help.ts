@@ -24,6 +24,8 @@ export const TOPIC_CONFIG_NAMES = [
   'min.cleanable.dirty.ratio',
   'max.message.bytes',
   'message.timestamp.type',
+  'message.timestamp.before.max.ms',
+  'message.timestamp.after.max.ms',
   'file.delete.delay.ms',
 ] as const;
 
@@ -46,5 +48,7 @@ export const TOPIC_CONFIG_HELP: Readonly<Record<TopicConfigName, string>> = {
   'min.cleanable.dirty.ratio': 'compact only when dirty bytes / (clean + dirty bytes) is above this',
   'max.message.bytes': 'largest batch the broker accepts on append',
   'message.timestamp.type': 'CreateTime (producer time) or LogAppendTime (broker time)',
+  'message.timestamp.before.max.ms': 'a CreateTime older than now minus this is refused on append (LogValidator; Kafka 3.6+)',
+  'message.timestamp.after.max.ms': 'a CreateTime later than now plus this is refused on append (LogValidator; default 1 h since Kafka 4.0, unlimited in 3.6–3.9)',
   'file.delete.delay.ms': 'how long a broker keeps .deleted files before removing them',
 };

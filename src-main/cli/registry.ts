@@ -543,7 +543,7 @@ function registerAppend(program: Command): void {
     .option('--value <value>', 'record value (UTF-8)')
     .option('--tombstone', 'write a null value (a delete marker for compacted topics)')
     .option('--header <key=value>', 'record header (repeatable); "key" alone gives a null value', collect, [])
-    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime)', parseTimestamp)
+    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime); refused beyond now + 1 h as a Kafka 4.0+ broker refuses it (message.timestamp.after.max.ms, LogValidator)', parseTimestamp)
     .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
     .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
     .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates: ProducerAppendInfo)', parseInt64Arg('--producer-id'))
@@ -555,6 +555,10 @@ function registerAppend(program: Command): void {
     .option('--coordinator-epoch <n>', 'coordinator epoch in the marker value (default 0)', parseIntArg('--coordinator-epoch', 0, 2147483647))
     .option('--leader-epoch <n>', 'leader epoch to stamp; a higher one starts a new leader-epoch-checkpoint entry at the log end offset', parseIntArg('--leader-epoch', 0, 2147483647))
     .option('--config <key=value>', 'topic config for this run, on top of klx-topic.properties (repeatable)', collect, [])
+    .option(
+      '--allow-timestamp-out-of-range',
+      'write a CreateTime outside [now − message.timestamp.before.max.ms, now + message.timestamp.after.max.ms] (default after: 1 h, as Kafka 4.0+), which a broker refuses (LogValidator.validateTimestamp); the output says which brokers would',
+    )
     .option('--dry-run', 'print what would be appended and touch nothing')
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, opts: AppendCliOptions) => (await import('./commands/append.ts')).runAppend(dir, opts));

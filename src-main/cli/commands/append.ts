@@ -22,7 +22,7 @@ import { KlxError } from '../../engine/errors.ts';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import type { Compression } from '../../engine/format/types.ts';
 import { PartitionWriter, type AppendOptions, type AppendPlan, type AppendRecord, type MarkerOptions } from '../../engine/log/partition-writer.ts';
-import { parseConfigPairs } from '../../engine/log/topic-config.ts';
+import { parseConfigPairs, segmentBytesNote } from '../../engine/log/topic-config.ts';
 import { OutputWriter } from '../output.ts';
 
 /** Largest amount of key/value/header bytes `--records` reads (256 MiB). */
@@ -47,6 +47,7 @@ export interface AppendCliOptions {
   config: string[];
   dryRun?: boolean;
   json?: boolean;
+  allowTimestampOutOfRange?: boolean;
 }
 
 /** `JSON.stringify` that prints bigints as int64 JSON (numbers while exact, else strings). */
@@ -93,15 +94,30 @@ export async function runAppend(dir: string, opts: AppendCliOptions): Promise<vo
       ...(opts.sequence !== undefined ? { baseSequence: opts.sequence } : {}),
       ...(opts.transactional ? { isTransactional: true } : {}),
       ...(opts.leaderEpoch !== undefined ? { leaderEpoch: opts.leaderEpoch } : {}),
+      ...(opts.allowTimestampOutOfRange ? { allowTimestampOutOfRange: true } : {}),
     };
     result = opts.dryRun ? writer.planAppend(records, appendOpts) : writer.append(records, appendOpts);
   } finally {
     writer.close();
   }
-  await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null }, Boolean(opts.json), () => [
+  const notes = brokerNotes(result, writer);
+  await printResult({ ...result, dryRun: Boolean(opts.dryRun), tookOverStaleLockFrom: writer.tookOverFrom ?? null, notes }, Boolean(opts.json), () => [
     ...staleLockNote(writer),
     ...appendText(result, writer, Boolean(opts.dryRun)),
+    ...notes.map((n) => `note: ${n}`),
   ]);
+}
+
+/**
+ * What a broker would refuse about this append, which klx wrote anyway: a CreateTime out of range let through by
+ * --allow-timestamp-out-of-range (LogValidator.validateTimestamp) and a segment.bytes below Kafka 4.1's minimum (LogConfig).
+ */
+function brokerNotes(r: AppendPlan, w: PartitionWriter): string[] {
+  const out: string[] = [];
+  if (r.brokerRefusal) out.push(`${r.brokerRefusal}; written because of --allow-timestamp-out-of-range, so no such broker would have written this batch`);
+  const seg = segmentBytesNote(w.config);
+  if (seg) out.push(seg);
+  return out;
 }
 
 /** `klx append --commit|--abort`: one transaction marker. */

@@ -8,7 +8,7 @@ import { basename, dirname } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import { parsePartitionDirName } from '../../engine/files/file-names.ts';
 import { createPartition, planCreatePartition, type CreatePartitionPlan } from '../../engine/log/partition-create.ts';
-import { formatConfigValue, parseConfigPairs, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
+import { formatConfigValue, parseConfigPairs, resolveTopicConfig, segmentBytesNote, type TopicConfig, type TopicConfigKey } from '../../engine/log/topic-config.ts';
 import { printResult } from './append.ts';
 
 export interface CreateOptions {
@@ -34,7 +34,10 @@ export async function runCreate(dir: string, opts: CreateOptions): Promise<void>
   const { logDir, topic, partition } = partitionPathParts(dir);
   const config = parseConfigPairs(opts.config);
   const plan = opts.dryRun ? planCreatePartition(logDir, topic, partition, config) : createPartition(logDir, topic, partition, config);
-  await printResult({ ...plan, dryRun: Boolean(opts.dryRun) }, Boolean(opts.json), () => createText(plan, Boolean(opts.dryRun)));
+  // segment.bytes below 1 MiB: accepted as a Kafka 4.0 topic config, refused by 4.1+ (LogConfig); say so.
+  const seg = segmentBytesNote(resolveTopicConfig(topic, null, config));
+  const notes = seg ? [seg] : [];
+  await printResult({ ...plan, dryRun: Boolean(opts.dryRun), notes }, Boolean(opts.json), () => [...createText(plan, Boolean(opts.dryRun)), ...notes.map((n) => `note: ${n}`)]);
 }
 
 function createText(plan: CreatePartitionPlan, dryRun: boolean): string[] {

@@ -65,7 +65,7 @@ import { encodeTxnIndex } from '../files/txn-index.ts';
 import { OFFSET_INDEX_ENTRY_SIZE } from '../files/offset-index.ts';
 import { TIME_INDEX_ENTRY_SIZE } from '../files/time-index.ts';
 import { PartitionLog } from './partition-log.ts';
-import type { ResolvedTopicConfig, TopicConfig } from './topic-config.ts';
+import { SOURCE_WORDS, type ResolvedTopicConfig, type TopicConfig } from './topic-config.ts';
 import { updateCheckpointEntry } from './checkpoint-entry.ts';
 import { Stepper, createEmptyFile, ioError, writeAt, type WriterFaultHook, type WriterStep } from './write-steps.ts';
 import { decideRoll, segmentJitter, type RollReason, type RollSegmentState } from './roll-rule.ts';
@@ -116,6 +116,12 @@ export interface AppendOptions {
    * a batch's epoch too); a lower one is refused.
    */
   leaderEpoch?: number;
+  /**
+   * Write a CreateTime outside [now − message.timestamp.before.max.ms, now + message.timestamp.after.max.ms], which a
+   * broker refuses (LogValidator.validateTimestamp); the plan's `brokerRefusal` then says which brokers refuse it.
+   * Default false: such a batch is refused as a Kafka 4.0 broker refuses it.
+   */
+  allowTimestampOutOfRange?: boolean;
 }
 
 /** A transaction marker to append (what the transaction coordinator sends with WriteTxnMarkers). */
@@ -184,6 +190,11 @@ export interface AppendPlan {
   marker: { type: 'COMMIT' | 'ABORT'; coordinatorEpoch: number } | null;
   /** When the append rolls: the producer snapshot written at the new segment's base offset (as `UnifiedLog.roll` does). */
   producerSnapshot: ProducerSnapshotInfo | null;
+  /**
+   * Set only when `allowTimestampOutOfRange` let through a CreateTime a broker refuses: which brokers refuse
+   * the batch and why (LogValidator.validateTimestamp); null otherwise.
+   */
+  brokerRefusal: string | null;
 }
 
 /** A producer snapshot written at a roll (`ProducerStateManager.takeSnapshot`). */
@@ -608,7 +619,12 @@ export class PartitionWriter {
     } else if (opts.producerEpoch !== undefined || opts.baseSequence !== undefined || isTransactional) {
       throw new KlxError('invalid-argument', 'producerEpoch, baseSequence and isTransactional need a producerId');
     }
+    const refusal = timestampRefusal(specs, now, this.config, this.leo, tp);
+    if (refusal && !opts.allowTimestampOutOfRange) {
+      throw new KlxError('invalid-record', `${refusal.text}; pass --allow-timestamp-out-of-range (klx append) to write it anyway`, { details: refusal.details });
+    }
     const p = this.prepareBatch({ records: specs, compression, producerId, producerEpoch, baseSequence, isTransactional, isControl: false }, opts.leaderEpoch, now);
+    if (refusal) p.plan.brokerRefusal = refusal.text;
     if (producerId >= 0n) {
       const entry = this.producerState().checkData(tp, { producerId, producerEpoch, baseSequence, baseOffset: p.plan.baseOffset, lastOffset: p.plan.lastOffset, maxTimestamp: p.plan.maxTimestamp, isTransactional });
       p.producerEntry = entry;
@@ -736,6 +752,7 @@ export class PartitionWriter {
       producer: null,
       marker: null,
       producerSnapshot: rolled && a !== null && a.baseOffset !== segBase ? this.plannedSnapshot(segBase) : null,
+      brokerRefusal: null,
     };
     return { plan, batch, producerEntry: null };
   }
@@ -955,4 +972,42 @@ export class PartitionWriter {
       updateCheckpointEntry(this.logDir, REPLICATION_OFFSET_CHECKPOINT_FILE, this.topic, this.partition, this.leo, { fault: this.stepper.sub('checkpoint-hw'), onlyIfPresent: true, onlyIfChanged: true });
     }
   }
+}
+
+/**
+ * The first record whose CreateTime a broker refuses, as Kafka's `LogValidator.validateTimestamp` checks
+ * it (CreateTime topics only, records with a timestamp): `now − ts > message.timestamp.before.max.ms` or
+ * `ts − now > message.timestamp.after.max.ms`, refused as a whole batch (`RecordValidationException` with
+ * `InvalidTimestampException`, error INVALID_TIMESTAMP). The text says which brokers refuse it: with the
+ * topic's own value every Kafka 3.6+ broker (KIP-937 added both configs), with the default after-bound
+ * Kafka 4.0+ (3600000 ms since KIP-1030; 3.6–3.9 had Long.MAX_VALUE, earlier brokers
+ * message.timestamp.difference.max.ms, Long.MAX_VALUE by default).
+ * @param now the broker's clock (ms); `baseOffset` the offset the batch starts at.
+ * @returns null when every record passes.
+ */
+export function timestampRefusal(specs: readonly RecordSpec[], now: bigint, resolved: ResolvedTopicConfig, baseOffset: bigint, tp: string): { text: string; details: Record<string, unknown> } | null {
+  const cfg = resolved.config;
+  if (cfg['message.timestamp.type'] !== 'CreateTime') return null;
+  const before = cfg['message.timestamp.before.max.ms'];
+  const after = cfg['message.timestamp.after.max.ms'];
+  for (const [i, r] of specs.entries()) {
+    const ts = BigInt(r.timestamp ?? -1n);
+    if (ts === -1n) continue;
+    const tooOld = now - ts > before;
+    const tooNew = ts - now > after;
+    if (!tooOld && !tooNew) continue;
+    const key = tooNew ? 'message.timestamp.after.max.ms' : 'message.timestamp.before.max.ms';
+    const value = tooNew ? after : before;
+    const fromTopic = resolved.sources[key] !== 'default';
+    const who = fromTopic
+      ? `a Kafka 3.6+ broker with the topic's ${key}=${value} (${SOURCE_WORDS[resolved.sources[key]]}) refuses it`
+      : tooNew
+        ? `a Kafka 4.0+ broker refuses it with the default ${key}=${value} (1 h, KIP-1030); Kafka 3.6–3.9 (default Long.MAX_VALUE) and earlier brokers (message.timestamp.difference.max.ms, default Long.MAX_VALUE) accept it`
+        : `a Kafka 3.6+ broker refuses it with ${key}=${value}`;
+    const text =
+      `CreateTime ${ts} of record ${i} (offset ${baseOffset + BigInt(i)}) in the append to ${tp} is ${tooNew ? `${ts - now} ms after` : `${now - ts} ms before`} now (${now}): ` +
+      `a broker accepts [${now - before}, ${now + after}] and refuses the whole batch ("Timestamp ${ts} of message with offset ${i} is out of range": LogValidator.validateTimestamp, RecordValidationException with InvalidTimestampException); ${who}`;
+    return { text, details: { recordIndex: i, timestamp: String(ts), now: String(now), config: key, value: String(value), source: resolved.sources[key] } };
+  }
+  return null;
 }

@@ -30,12 +30,21 @@ export interface TopicConfig {
   'min.cleanable.dirty.ratio': number;
   'max.message.bytes': number;
   'message.timestamp.type': 'CreateTime' | 'LogAppendTime';
+  /** LogValidator refuses a CreateTime below now − this (Kafka 3.6+, KIP-937; before: message.timestamp.difference.max.ms). */
+  'message.timestamp.before.max.ms': bigint;
+  /** LogValidator refuses a CreateTime above now + this (Kafka 3.6+; default 3600000 since 4.0, KIP-1030). */
+  'message.timestamp.after.max.ms': bigint;
   'file.delete.delay.ms': bigint;
 }
 
 export type TopicConfigKey = keyof TopicConfig;
 
-/** Kafka's defaults (spec §14). */
+/** Kafka's default `message.timestamp.before.max.ms`: Long.MAX_VALUE, no bound (ServerLogConfigs, 3.6+). */
+export const MESSAGE_TIMESTAMP_BEFORE_MAX_MS_DEFAULT = 9223372036854775807n;
+/** Kafka 4.0's default `message.timestamp.after.max.ms`: 3600000 ms, 1 h (ServerLogConfigs, KIP-1030; 3.6–3.9: Long.MAX_VALUE). */
+export const MESSAGE_TIMESTAMP_AFTER_MAX_MS_DEFAULT = 3600000n;
+
+/** Kafka's defaults (spec §14), as a Kafka 4.0 broker has them. */
 export const DEFAULT_TOPIC_CONFIG: Readonly<TopicConfig> = Object.freeze<TopicConfig>({
   'cleanup.policy': ['delete'],
   'segment.bytes': 1073741824,
@@ -51,6 +60,8 @@ export const DEFAULT_TOPIC_CONFIG: Readonly<TopicConfig> = Object.freeze<TopicCo
   'min.cleanable.dirty.ratio': 0.5,
   'max.message.bytes': 1048588,
   'message.timestamp.type': 'CreateTime',
+  'message.timestamp.before.max.ms': MESSAGE_TIMESTAMP_BEFORE_MAX_MS_DEFAULT,
+  'message.timestamp.after.max.ms': MESSAGE_TIMESTAMP_AFTER_MAX_MS_DEFAULT,
   'file.delete.delay.ms': 60000n,
 });
 
@@ -121,6 +132,8 @@ export function parseConfigValue<K extends TopicConfigKey>(key: K, value: string
       out = parseLong(key, v, -1n);
       break;
     case 'segment.jitter.ms':
+    case 'message.timestamp.before.max.ms':
+    case 'message.timestamp.after.max.ms':
     case 'delete.retention.ms':
     case 'min.compaction.lag.ms':
     case 'file.delete.delay.ms':
@@ -240,4 +253,23 @@ export function resolveTopicConfig(topic: string, partitionDir: string | null, o
   if (partitionDir) apply(readSidecar(partitionDir), 'sidecar');
   apply(overrides, 'override');
   return { config, sources, notes };
+}
+
+/** Where a config value came from, in words for messages. */
+export const SOURCE_WORDS: Readonly<Record<ConfigSource, string>> = { default: "Kafka's default", inferred: 'inferred', sidecar: 'klx-topic.properties', override: '--config' };
+
+/** Kafka 4.1+'s least topic-level `segment.bytes` (LogConfig: atLeast(1024 * 1024), KAFKA-19080). */
+export const KAFKA_41_MIN_SEGMENT_BYTES = 1048576;
+
+/**
+ * What brokers make of a `segment.bytes` below 1 MiB, which this tool accepts (from 14 bytes, as a Kafka 4.0
+ * topic config): a Kafka 4.1+ broker refuses it as a topic config at creation or alter (LogConfig validates
+ * `segment.bytes` ≥ 1048576 since KAFKA-19080); 4.0 applies that minimum only to the broker-wide
+ * `log.segment.bytes` (KIP-1030); 3.x and earlier accept 14 or more (LegacyRecord.RECORD_OVERHEAD_V0).
+ * @returns the note, or null when `segment.bytes` ≥ 1048576.
+ */
+export function segmentBytesNote(resolved: ResolvedTopicConfig): string | null {
+  const v = resolved.config['segment.bytes'];
+  if (v >= KAFKA_41_MIN_SEGMENT_BYTES) return null;
+  return `segment.bytes=${v} (${SOURCE_WORDS[resolved.sources['segment.bytes']]}) is below ${KAFKA_41_MIN_SEGMENT_BYTES}: a Kafka 4.1+ broker refuses it as a topic config (LogConfig validates segment.bytes ≥ 1048576, KAFKA-19080); Kafka 4.0 accepts it per topic (its 1 MiB minimum is only for the broker-wide log.segment.bytes, KIP-1030), as klx does, and 3.x and earlier accept 14 or more`;
 }
