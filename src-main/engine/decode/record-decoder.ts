@@ -19,7 +19,7 @@
  */
 import { basename, relative } from 'node:path';
 import { defaultFormatRegistry } from './default-formats.ts';
-import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeFailure, decodePrepared, decodeWith, NotedOutput, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type PreparedReader, type Side } from './format.ts';
+import { AUTO, choiceFor, chosenReason, Decoded, decodeBytes, decodeFailure, decodePrepared, decodeWith, isNotedOutput, DEFAULT_MAX_DECODE_BYTES, type DecodeContext, type Format, type FormatChoices, type FormatRegistry, type PreparedReader, type Side } from './format.ts';
 import { SchemaRegistry, type SchemasTopicStats } from './schemas/schema-registry.ts';
 import { addSchemaSources, parseSchemaSpec, registryFromSchemasTopics, type LoneSchemaFile } from './schemas/schema-sources.ts';
 import { userSchemaLayer } from './schemas/user-schemas.ts';
@@ -140,7 +140,7 @@ export class RecordDecoder {
         } catch (e) {
           return decodeFailure(hot.name, hot.reason, e);
         }
-        return json instanceof NotedOutput ? Decoded.of(hot.name, hot.reason, json.out) : new Decoded(hot.name, hot.reason, json, hot.read.meta, true);
+        return isNotedOutput(json) ? Decoded.of(hot.name, hot.reason, json.out) : new Decoded(hot.name, hot.reason, json, hot.read.meta, true);
       }
     }
     return this.decodeSlot(topic, side, bytes, key, controlType, choice);

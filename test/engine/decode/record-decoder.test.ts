@@ -149,6 +149,39 @@ describe('the reader kept for a schema id answers what the generic decode does (
   }, 60_000);
 });
 
+describe('Protobuf read with a reader over the whole value (python3-protobuf bodies, _schemas by klx append)', () => {
+  it('good bodies, a body cut short and a wire type 7: the JSON of json_format, and the errors with their positions counted from the value start', async () => {
+    const { buildSchemaFixtures } = await import('./schema-fixtures.ts');
+    const { schemasOf } = await import('../../../src-main/engine/decode/record-decoder.ts');
+    const { decodeBytes } = await import('../../../src-main/engine/decode/format.ts');
+    const fx = buildSchemaFixtures();
+    try {
+      const registry = schemasOf(openPath(fx.logDir)).registry;
+      const dec = new RecordDecoder({ schemas: registry, choices: { payments: { value: 'confluent' } } });
+      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'payments')!.log;
+      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const v0 = values[0]!;
+      // Framing 00 00000009, message index [1] (02 02), then the message from byte 7: field 1 (0a) first.
+      expect([...v0.subarray(0, 8)]).toEqual([0, 0, 0, 0, 9, 2, 2, 0x0a]);
+      const cut = v0.subarray(0, v0.byteLength - 2);
+      const wire7 = new Uint8Array([...v0.subarray(0, 7), 0x0f, 1, 2]); // tag 0x0f: field 1, wire type 7
+      const inputs = [values[0]!, values[1]!, values[2]!, values[3]!, cut, wire7];
+      const seen = (d: ReturnType<RecordDecoder['decode']>) => [d.format, d.ok, d.json, d.error, d.errorCode, d.errorPosition, d.schemaId];
+      const got = inputs.map((v) => dec.decode('payments', 'value', v));
+      const generic = inputs.map((v) => decodeBytes(dec.formats, v, { topic: 'payments', side: 'value', schemas: registry }, 'confluent'));
+      expect(got.map(seen)).toEqual(generic.map(seen));
+      expect(got.slice(0, 4).map((d) => d.json)).toEqual(fx.expected.payments.slice(0, 4));
+      // protobufjs's messages, with the position it stopped at counted from its reader's start (byte 7).
+      // The last field (tag 3a, length 6) holds the value's last 6 bytes: cut 2 short, its bytes are where reading stopped.
+      expect([...v0.subarray(v0.byteLength - 8, v0.byteLength - 6)]).toEqual([0x3a, 6]);
+      expect(seen(got[4]!)).toEqual(['confluent', false, undefined, 'Protobuf: index out of range (Payment)', 'invalid', v0.byteLength - 6, 9]);
+      expect(seen(got[5]!)).toEqual(['confluent', false, undefined, 'Protobuf: invalid wire type 7 at offset 1 (Payment)', 'invalid', 8, 9]);
+    } finally {
+      fx.cleanup();
+    }
+  }, 60_000);
+});
+
 describe('keys and values decoded in turn keep each side on its own remembered format (python3-avro bodies, _schemas by klx append)', () => {
   it('orders key (int64) and value (Avro id 7) alternating, then a payments record between: the same answers as one decoder per side', async () => {
     const { buildSchemaFixtures } = await import('./schema-fixtures.ts');

@@ -8,7 +8,7 @@
  */
 import Ajv from 'ajv';
 import { DecodeError } from '../decode-error.ts';
-import { FormatError, NotedOutput, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
+import { FormatError, isNotedOutput, NotedOutput, type DecodeContext, type Format, type FormatOutput, type PreparedReader } from '../format.ts';
 import type { SchemaEntry } from '../schemas/schema-registry.ts';
 import { asBuffer } from '../../format/bytes.ts';
 import { AvroDatumReader, avroDatumEnd, avroDecodeFailed, avroTypesOf, describe } from './avro.ts';
@@ -92,7 +92,7 @@ export const confluentFormat: Format = {
       }
       const reader = bodyReader(e, id, ctx);
       const json = reader.read(b);
-      return json instanceof NotedOutput ? json.out : { json, ...reader.meta };
+      return isNotedOutput(json) ? json.out : { json, ...reader.meta };
     } catch (err) {
       throw withSchemaId(err, id);
     }
