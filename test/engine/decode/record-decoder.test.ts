@@ -143,6 +143,14 @@ describe('the reader kept for a schema id answers what the generic decode does (
       const end = values[2]!.byteLength;
       expect(seen(got[4]!)).toEqual(['confluent', true, fx.expected.orders[2], `Avro: 2 bytes left after the datum (it ends at byte ${end} of ${end + 2})`, 'invalid', undefined, 7, 'orders-value', 1]);
       expect(fx.expected.orders[0]).toContain('"big":9223372036854775807');
+      // The truncated body as a view followed by more bytes in its ArrayBuffer (a whole good value):
+      // reading on past its end must not make it decode; it is the same truncated error.
+      const joined = new Uint8Array([...values[3]!, ...values[0]!, ...values[0]!]);
+      const inside = joined.subarray(0, values[3]!.byteLength);
+      expect(seen(dec.decode('orders', 'value', inside))).toEqual(seen(got[3]!));
+      // A good body in the middle of a bigger ArrayBuffer: its JSON.
+      const middle = new Uint8Array([9, 9, ...values[1]!, 9]).subarray(2, 2 + values[1]!.byteLength);
+      expect(dec.decode('orders', 'value', middle).jsonText).toBe(fx.expected.orders[1]);
     } finally {
       fx.cleanup();
     }

@@ -15,6 +15,18 @@ import { AvroDatumReader, avroDatumEnd, avroDecodeFailed, avroTypesOf, describe 
 import { parseJsonBytes } from './json.ts';
 import { messageTypeAt, protoFileOf, readProtoMessage } from './protobuf.ts';
 
+/** Where an ArrayBuffer keeps the Buffer over all of it (see {@link wholeBufferOf}). */
+const WHOLE = Symbol('whole buffer');
+
+/**
+ * A Buffer over the whole ArrayBuffer under `b` (no copy), made once and kept on that ArrayBuffer
+ * (the two refer to each other only: collected together).
+ */
+function wholeBufferOf(b: Uint8Array): Buffer {
+  const ab = b.buffer as ArrayBuffer & { [WHOLE]?: Buffer };
+  return (ab[WHOLE] ??= Buffer.from(ab));
+}
+
 /** The schema id of Confluent-framed bytes, or null when they are not framed. */
 export function confluentSchemaId(b: Uint8Array): number | null {
   if (b.byteLength < 5 || b[0] !== 0) return null;
@@ -130,6 +142,21 @@ function bodyReader(e: SchemaEntry, id: number, ctx: DecodeContext): PreparedRea
     return {
       meta,
       read(b) {
+        if (!Buffer.isBuffer(b)) {
+          // A Uint8Array view (what the engine's records hold): read it inside one Buffer over its
+          // whole ArrayBuffer, made once per ArrayBuffer, rather than a Buffer made per value.
+          // Kept only when the datum ends exactly at the value's end (then avsc read nothing outside
+          // it: its cursor only moves forward); anything else (bytes left, cut short, a long beyond
+          // ±2^53, a throw) is read again below over the value alone, so results and errors are
+          // what they always were.
+          const stop = b.byteOffset + b.byteLength;
+          try {
+            const v = datum.read(wholeBufferOf(b), b.byteOffset + 5);
+            if (datum.end === stop) return v;
+          } catch {
+            // read again below
+          }
+        }
         const buf = asBuffer(b);
         let value: unknown;
         let end: number;
