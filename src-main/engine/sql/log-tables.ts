@@ -14,8 +14,9 @@
  *   position (byte position of the batch in the segment's `.log`), crc_valid, partition_id,
  *   and past_damage with past_damage_segment / past_damage_position: the record lies after damage in
  *   the partition's log (bytes that are not a batch, a batch failing its CRC, a batch whose records
- *   cannot be decoded), in its segment or an earlier one; the two columns name the nearest such
- *   damage before it (segment base offset, byte position in that `.log`). The rule of `klx fetch`:
+ *   cannot be decoded), in its segment or an earlier one, or in a batch failing its CRC (the consumer
+ *   stops at that batch, before its records); the two columns name the nearest such damage at or
+ *   before it (segment base offset, byte position in that `.log`). The rule of `klx fetch`:
  *   a consumer reading in order stops at the damage (CorruptRecordException: CompletedFetch,
  *   ByteBufferLogInputStream.nextBatch) and reaches such a record only by seeking past it; a broker
  *   that recovers the damaged segment at startup cuts it there (LogSegment.recover) and deletes the
@@ -81,7 +82,7 @@ import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { buildInternalTopicTables, INTERNAL_TOPIC_TABLES } from './internal-topic-tables.ts';
 
 /** Bumped whenever the tables change shape or meaning; a cache built by another version is rebuilt. */
-export const LOG_TABLES_SCHEMA_VERSION = 6;
+export const LOG_TABLES_SCHEMA_VERSION = 7;
 
 /** Default cap on the bytes of a value kept in `records.value` (16 KiB; from `sql-defaults.ts`). */
 export { DEFAULT_VALUE_CAP_BYTES };
@@ -529,15 +530,17 @@ export async function buildLogTables(connection: DuckDBConnection, opened: Opene
           if (tally.first === null) tally.first = h.baseOffset;
           tally.last = h.lastOffset;
           if (tally.maxTimestamp === null || h.maxTimestamp > tally.maxTimestamp) tally.maxTimestamp = h.maxTimestamp;
+          // A batch failing its CRC is damage before its own records: a consumer with check.crcs=true stops at the batch
+          // (CompletedFetch.maybeEnsureValid), before reading any of them, whether or not they decode (review of stop 26).
+          if (h.crcValid === false) damageAt(segBase, h.position, 'crc-mismatch', 'crc-mismatch', crcMismatchText(h));
           if (e.error === null) {
             writeRecordRows(recordOut, pid, segBase, e, c, damageBefore);
             tally.records += BigInt(e.count);
             partRecords += BigInt(e.count);
           }
-          // Records after this batch are past damage when a consumer cannot read it (its CRC fails, its records cannot be decoded).
+          // Records after this batch are past damage when a consumer cannot read it (its records cannot be decoded).
           // (A batch past klx's decompression bound is a limit of this tool, not damage: a consumer reads it.)
-          if (e.error !== null && e.error.code !== 'decompression-limit') damageAt(segBase, h.position, e.error.code, 'undecodable-batch', e.error.reason);
-          else if (h.crcValid === false) damageAt(segBase, h.position, 'crc-mismatch', 'crc-mismatch', crcMismatchText(h));
+          if (e.error !== null && e.error.code !== 'decompression-limit' && h.crcValid !== false) damageAt(segBase, h.position, e.error.code, 'undecodable-batch', e.error.reason);
         }
       }
     }

@@ -52,8 +52,8 @@ export async function pastDamageNotices(connection: DuckDBConnection, opened: Op
       partition: rel === '.' ? basename(log.dir) : rel,
       notice:
         `${n} record${n === 1 ? '' : 's'} of records lie${n === 1 ? 's' : ''} past damage in the log (the first: ${kind === code ? code : `${kind} ${code}`} at ${where}): ` +
-        `${log.topic === KRAFT_METADATA_TOPIC ? KRAFT_READER : `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it`}; ${brokerAt(startup, seg.baseOffset)}. ` +
-        `${n === 1 ? 'It is' : 'They are'} listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); ` +
+        `${log.topic === KRAFT_METADATA_TOPIC ? KRAFT_READER : `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it`}; ${brokerAt(startup, seg.baseOffset, kind)}. ` +
+        `${n === 1 ? 'It is' : 'They are'} listed with past_damage = true (past_damage_segment and past_damage_position: the damage at or just before each); ` +
         `${k} key${k === 1 ? '' : 's'} of latest ${k === 1 ? 'has its' : 'have their'} latest value past damage.`,
     });
   }
@@ -100,7 +100,12 @@ function consumerAt(code: string): string {
 }
 
 /** What a broker restarting now does with the segment holding the first damage (LogLoader, LogSegment.recover). */
-function brokerAt(s: StartupRecovery, base: bigint): string {
+function brokerAt(s: StartupRecovery, base: bigint, kind: string): string {
+  // LogSegment.recover checks each batch's size and CRC (ensureValid) and its offsets, not the records inside a data
+  // batch (a control batch's marker is read, by the producer state update, and a failure there cuts the segment).
+  if (kind === 'undecodable-batch' && (s.kind === 'recovered' || s.kind === 'recovered-alone')) {
+    return `a broker restarting now recovers segment ${base} (${s.kind === 'recovered' ? 'no clean shutdown, at or after the recovery point: LogLoader.recoverLog' : 'its .index is missing: LogLoader.loadSegmentFiles'}) and keeps a data batch whose CRC is valid (LogSegment.recover checks a batch's size and CRC, not the records inside; only a control batch's marker is read, and a failure there cuts the segment), so the records past the damage stay on disk`;
+  }
   switch (s.kind) {
     case 'recovered':
       return `a broker restarting now recovers segment ${base} (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone`;

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { crc32c } from '../../../src-main/engine/format/crc.ts';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { fetch } from '../../../src-main/engine/log/fetch.ts';
 import { PartitionLog } from '../../../src-main/engine/log/partition-log.ts';
@@ -39,7 +40,8 @@ describe('records past damage', () => {
       { offset: 0n, key_text: 'a', value_text: 'v0', crc_valid: true, past_damage: false, past_damage_segment: null, past_damage_position: null },
       { offset: 1n, key_text: 'b', value_text: 'v1', crc_valid: true, past_damage: false, past_damage_segment: null, past_damage_position: null },
       // The batch failing its CRC: its own record is listed with crc_valid = false.
-      { offset: 2n, key_text: 'c', value_text: null, crc_valid: false, past_damage: false, past_damage_segment: null, past_damage_position: null },
+      // In the batch failing its CRC: a consumer stops at the batch, before its record (review of stop 26).
+      { offset: 2n, key_text: 'c', value_text: null, crc_valid: false, past_damage: true, past_damage_segment: 0n, past_damage_position: 142n },
       { offset: 3n, key_text: 'd', value_text: 'v3', crc_valid: true, past_damage: true, past_damage_segment: 0n, past_damage_position: 142n },
       { offset: 4n, key_text: 'e', value_text: 'v4', crc_valid: true, past_damage: true, past_damage_segment: 0n, past_damage_position: 142n },
       // A later segment lies past the damage too: a consumer reading in order never gets there.
@@ -54,7 +56,7 @@ describe('records past damage', () => {
     expect(await rows(s, 'SELECT key_text, "offset", past_damage FROM state ORDER BY key_text')).toEqual([
       { key_text: 'a', offset: 10n, past_damage: true },
       { key_text: 'b', offset: 6n, past_damage: true },
-      { key_text: 'c', offset: 2n, past_damage: false },
+      { key_text: 'c', offset: 2n, past_damage: true },
       { key_text: 'd', offset: 3n, past_damage: true },
       { key_text: 'e', offset: 4n, past_damage: true },
       { key_text: 'g', offset: 8n, past_damage: true },
@@ -72,9 +74,9 @@ describe('records past damage', () => {
       {
         partition: 'orders-0',
         notice:
-          '8 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 142): a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid) and reaches them only by seeking past it; ' +
+          '9 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 142): a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid) and reaches them only by seeking past it; ' +
           'a broker restarting now does not check segment 0 (below the recovery point 5: LogLoader.recoverLog recovers only the segments from the one holding it on), so the records past the damage stay on disk. ' +
-          'They are listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); 7 keys of latest have their latest value past damage.',
+          'They are listed with past_damage = true (past_damage_segment and past_damage_position: the damage at or just before each); 8 keys of latest have their latest value past damage.',
       },
     ]);
   });
@@ -90,6 +92,24 @@ describe('records past damage', () => {
     expect(await rows(c, 'SELECT count(*) FILTER (past_damage) AS past, count(*) AS n FROM records')).toEqual([{ past: 0n, n: 2n }]);
   });
 
+  it('a data batch whose CRC is valid but whose records do not decode: a recovering broker keeps it (LogSegment.recover checks size and CRC only)', async () => {
+    const root = tempDir('klx-past-damage-');
+    const seg = batchesOf([[0, 'a'], [1, 'b'], [2, 'c']]);
+    // recordsCount 2 in a batch of one record, CRC-32C computed again over [21, end): a valid CRC (review of stop 26).
+    const bad = seg[1]!;
+    bad.writeInt32BE(2, 57);
+    bad.writeUInt32BE(crc32c(bad.subarray(21)), 17);
+    const dir = buildPartition(root, { topic: 'orders', segments: [{ batches: seg }] });
+    const s = await openSql(dir);
+    expect(await rows(s, 'SELECT kind, code FROM damage')).toEqual([{ kind: 'undecodable-batch', code: 'corrupt-batch' }]);
+    const [n] = await s.notices();
+    expect(n!.notice).toContain('(the first: undecodable-batch corrupt-batch at 00000000000000000000.log position 71)');
+    expect(n!.notice).toContain(
+      "a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog) and keeps a data batch whose CRC is valid (LogSegment.recover checks a batch's size and CRC, not the records inside; only a control batch's marker is read, and a failure there cuts the segment), so the records past the damage stay on disk.",
+    );
+    expect(n!.notice).not.toContain('cuts it at the damage');
+  });
+
   it('in __cluster_metadata the notice names what a KRaft node does, not a consumer', async () => {
     const root = tempDir('klx-past-damage-');
     const seg = batchesOf([[0, 'a'], [1, 'b'], [2, 'c']]);
@@ -98,8 +118,8 @@ describe('records past damage', () => {
     const s = await openSql(dir);
     const [n] = await s.notices();
     expect(n!.notice).toBe(
-      '1 record of records lies past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 71): no consumer reads __cluster_metadata (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node reading it for its listeners stops at the damage (RecordsIterator.readBatch: CorruptRecordException); ' +
-        'a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone. It is listed with past_damage = true (past_damage_segment and past_damage_position: the damage just before each); 1 key of latest has its latest value past damage.',
+      '2 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 71): no consumer reads __cluster_metadata (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node reading it for its listeners stops at the damage (RecordsIterator.readBatch: CorruptRecordException); ' +
+        'a broker restarting now recovers segment 0 (no clean shutdown, at or after the recovery point: LogLoader.recoverLog), cuts it at the damage (LogSegment.recover) and deletes the later segments, so the records past the damage would be gone. They are listed with past_damage = true (past_damage_segment and past_damage_position: the damage at or just before each); 2 keys of latest have their latest value past damage.',
     );
   });
 
@@ -107,9 +127,9 @@ describe('records past damage', () => {
     const { dir } = damagedPartition(5n);
     const r = klx('query', dir, 'SELECT "offset", past_damage FROM state WHERE key_text = \'a\'', '--no-cache');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('(note: orders-0: 8 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 142)');
+    expect(r.stdout).toContain('(note: orders-0: 9 records of records lie past damage in the log (the first: crc-mismatch at 00000000000000000000.log position 142)');
     const j = klx('query', dir, 'SELECT "offset", past_damage FROM state WHERE key_text = \'a\'', '--no-cache', '--json');
     expect(j.stdout.trim()).toBe('{"offset":10,"past_damage":true}');
-    expect(j.stderr).toContain('klx: note: orders-0: 8 records of records lie past damage');
+    expect(j.stderr).toContain('klx: note: orders-0: 9 records of records lie past damage');
   });
 });
