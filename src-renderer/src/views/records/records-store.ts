@@ -33,6 +33,8 @@ export const MAX_ROWS = 2400;
 export const SETTLE_MS = 120;
 /** Load more when fewer than this many rows are left beyond the viewport (a page is asked for well before it is needed: PgDn moves ~35 rows). */
 const MARGIN = 160;
+/** The most rows a scroll keeps for pages not loaded yet ({@link pendingRows}): half the window. */
+const MAX_PENDING_ROWS = MAX_ROWS / 2;
 
 /** A flag shown as a small tag in the Flags column. */
 export interface RowFlag {
@@ -290,6 +292,12 @@ export const useRecords = defineStore('records', () => {
   const maxKeyChars = ref(0);
   const maxSizeText = computed(() => (maxSize.value < 100_000 ? String(maxSize.value) : bytes(maxSize.value)));
   let gen = 0;
+  /**
+   * Rows the wheel or keys asked to scroll past the loaded end of the window (positive) or its start
+   * (negative) while the next page was not there yet: applied when it arrives, so that a fast wheel
+   * is not cut short by a slow page (rows; at most {@link MAX_PENDING_ROWS} either way; dropped on a jump).
+   */
+  let pendingRows = 0;
   /** Bytes of each key/value sent with a page: enough for a table cell (main sends the decoded text beside them). */
   const previewBytes = () => 256;
 
@@ -384,6 +392,7 @@ export const useRecords = defineStore('records', () => {
    */
   function close(): void {
     gen++;
+    pendingRows = 0;
     dir.value = null;
     topic.value = null;
     rows.value = [];
@@ -399,6 +408,7 @@ export const useRecords = defineStore('records', () => {
     // its cursors must not be used for this one (a page load between now and the first page would
     // ask the new partition for the old partition's offset).
     gen++;
+    pendingRows = 0;
     startCursor.value = null;
     endCursor.value = null;
     dir.value = partitionDir;
@@ -431,6 +441,7 @@ export const useRecords = defineStore('records', () => {
     const d = dir.value;
     if (!d) return;
     const mine = ++gen;
+    pendingRows = 0;
     jumping.value = true;
     const explorer = useExplorer();
     try {
@@ -515,6 +526,7 @@ export const useRecords = defineStore('records', () => {
         startCursor.value = String(next[0]!.from);
       }
       rows.value = next;
+      if (pendingRows > 0) applyPending();
     } catch (err) {
       if (mine === gen) useExplorer().report(err, `Reading records of ${d}`);
     } finally {
@@ -548,6 +560,7 @@ export const useRecords = defineStore('records', () => {
         endCursor.value = String(endOf(next[next.length - 1]!));
       }
       rows.value = next;
+      if (pendingRows < 0) applyPending();
     } catch (err) {
       if (mine === gen) useExplorer().report(err, `Reading records of ${d}`);
     } finally {
@@ -565,8 +578,21 @@ export const useRecords = defineStore('records', () => {
   /** Scrolls by a number of rows (fractional for pixel scrolling). */
   function scrollBy(deltaRows: number): void {
     const t = top.value + deltaRows;
-    top.value = Math.min(maxTop(), Math.max(0, t));
+    const max = maxTop();
+    top.value = Math.min(max, Math.max(0, t));
+    // Past the loaded rows with more to load: kept for when the page arrives (see pendingRows).
+    if (t > max && endCursor.value !== null) pendingRows = Math.min(MAX_PENDING_ROWS, Math.max(0, pendingRows) + (t - max));
+    else if (t < 0 && startCursor.value !== null) pendingRows = Math.max(-MAX_PENDING_ROWS, Math.min(0, pendingRows) + t);
+    else pendingRows = 0;
     void ensure();
+  }
+
+  /** Scrolls by the rows kept in {@link pendingRows} as far as the rows now loaded allow. */
+  function applyPending(): void {
+    if (pendingRows === 0) return;
+    const want = pendingRows;
+    pendingRows = 0;
+    scrollBy(want);
   }
 
   /**
