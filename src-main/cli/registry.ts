@@ -215,7 +215,7 @@ function registerFetch(program: Command): void {
     .command('fetch')
     .description('print the records a consumer at --offset would receive (follows offset holes; skips control records; read_committed hides aborted transactions)')
     .argument('<dir>', 'partition folder, or a log directory with --partition')
-    .requiredOption('--offset <n>', 'first offset wanted: a number, "earliest" (log start offset) or "latest" (what ListOffsets latest answers a consumer: the high watermark, read_committed the last stable offset, Partition.fetchOffsetForTimestamp; with --up-to log-end the log end offset)', parseOffsetArg)
+    .requiredOption('--offset <n>', 'first offset wanted: a number, "earliest" (log start offset) or "latest" (what ListOffsets latest answers a consumer: the high watermark, read_committed the last stable offset, Partition.fetchOffsetForTimestamp; with --up-to log-end and read_uncommitted the log end offset)', parseOffsetArg)
     .option('--max <n>', 'at most N records', (v) => parseNonNegativeInt(v, '--max'), DEFAULT_MAX_RECORDS)
     .option('--max-bytes <n>', 'byte budget in whole batches; the first batch is returned whole even if larger (Kafka KIP-74)', (v) => parseNonNegativeInt(v, '--max-bytes'))
     .option('--isolation <level>', 'read_uncommitted or read_committed', parseIsolation, 'read_uncommitted')

@@ -2,11 +2,13 @@
  * The explorer store keeps a finished record count when a partition summary read without counting
  * lands after it (CI of stop 26: the header said "records —" on __consumer_offsets-39 because a
  * summary of the selected partition read before `log.countRecords` finished arrived after it), and
- * the header's Reload counts again.
+ * the header's Reload counts again; a partition whose summary cannot be read says why instead of
+ * "checking…" forever (review of stop 26).
  */
 import { createPinia, setActivePinia } from 'pinia';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PartitionSummary } from '../../src-shared/log-types.ts';
+import { KlxApiError } from '../../src-shared/client.ts';
 
 const api: Record<string, (req: unknown) => Promise<unknown>> = {};
 vi.mock('../../src-renderer/src/api/client.ts', () => ({ api, client: { on: () => () => undefined } }));
@@ -50,5 +52,26 @@ describe('explorer store: record counts', () => {
     await explorer.reloadSelected();
     await vi.waitFor(() => expect(explorer.partition?.counts?.records).toBe('4'));
     expect(run).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('explorer store: a summary that cannot be read', () => {
+  it('log.partition failing for a partition still pending sets partitionError (not checking forever); a later read clears it', async () => {
+    const explorer = useExplorer();
+    const pending = { dir, name: '__consumer_offsets-39', topic: '__consumer_offsets', partition: 39, kind: 'normal' };
+    explorer.roots = [{ root: '/data', error: null, logDirs: [{ dir: '/data', partitions: [], pending: [pending] } as never] }];
+    explorer.selectedDir = dir;
+    api['log.partition'] = async () => {
+      throw new KlxApiError({ code: 'not-found', message: `${dir}: no such folder` });
+    };
+    await explorer.refreshPartition();
+    expect(explorer.partition).toBeNull();
+    expect(explorer.segmentsChecking).toBe(false);
+    expect(explorer.partitionError?.dir).toBe(dir);
+    expect(explorer.partitionError?.error.message).toContain('no such folder');
+    api['log.partition'] = async () => ({ partition: summary, segments: [] });
+    await explorer.refreshPartition();
+    expect(explorer.partitionError).toBeNull();
+    expect(explorer.partition?.dir).toBe(dir);
   });
 });

@@ -103,6 +103,11 @@ export const useExplorer = defineStore('explorer', () => {
    */
   const segmentsOf = ref<string | null>(null);
   const partitionLoading = ref(false);
+  /**
+   * Why the selected partition's summary could not be read (`log.partition` failed) while the tree
+   * has none for it: the header and the views say so instead of "checking…" forever; null otherwise.
+   */
+  const partitionError = ref<{ dir: string; error: UiError } | null>(null);
   /** Results of jobs, by partition folder. */
   const counts = shallowRef(new Map<string, JobResult<'log.countRecords'>>());
   const holes = shallowRef(new Map<string, JobResult<'log.holes'>>());
@@ -512,11 +517,15 @@ export const useExplorer = defineStore('explorer', () => {
       if (selectedDir.value !== dir) return;
       segments.value = r.segments;
       segmentsOf.value = dir;
+      partitionError.value = null;
       updateSummary(r.partition);
     } catch (err) {
       report(err, `Reading partition ${dir}`);
       // The notice says why there is no segment row: the pane stops saying "checking…".
-      if (selectedDir.value === dir) segmentsOf.value = dir;
+      if (selectedDir.value === dir) {
+        segmentsOf.value = dir;
+        if (partition.value === null) partitionError.value = { dir, error: toUiError(err, `Reading partition ${dir}`) };
+      }
     } finally {
       partitionLoading.value = false;
     }
@@ -608,6 +617,7 @@ export const useExplorer = defineStore('explorer', () => {
     segmentsOf,
     segmentsChecking,
     partitionLoading,
+    partitionError,
     counts,
     holes,
     verifies,
