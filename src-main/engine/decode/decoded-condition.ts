@@ -24,8 +24,10 @@
  * Comparison rules:
  * - Numbers compare exactly: integers (in the text and in the data, `bigint` beyond ±2^53) as
  *   integers, never through a double, so `value.id == 9223372036854775807` holds only for that long.
- *   A string holding a decimal number (Protobuf's JSON form of int64, `"12"`) compares as that number
- *   against a number literal.
+ *   A string holding a decimal number (Protobuf's JSON form of int64, `"12"`; an Avro decimal,
+ *   `"12345678.90"`) compares as that number against a number literal, exactly: decimal text
+ *   against decimal text (`value.price == 0.1` holds for `"0.10"`, not for `"0.1000000001"`),
+ *   never through a double.
  * - Strings compare by UTF-16 code units (`<`, `>`), booleans and null by equality only.
  * - A missing path equals `null` and nothing else; ordering comparisons with a missing value, or
  *   between different kinds (a string and a boolean), are false.
@@ -74,6 +76,8 @@ interface PathOperand {
 interface LiteralOperand {
   kind: 'literal';
   value: string | number | bigint | boolean | null;
+  /** A number literal's text as written (compared exactly with decimal strings, see {@link exactOrder}). */
+  raw?: string;
 }
 type Operand = PathOperand | LiteralOperand;
 
@@ -242,7 +246,7 @@ class Parser {
 
   private operand(): Operand {
     const t = this.next();
-    if (t.t === 'number') return { kind: 'literal', value: t.v };
+    if (t.t === 'number') return { kind: 'literal', value: t.v, raw: t.raw };
     if (t.t === 'string') return { kind: 'literal', value: t.v };
     if (t.t === 'name') {
       if (t.v === 'true' || t.v === 'false') return { kind: 'literal', value: t.v === 'true' };
@@ -345,23 +349,62 @@ export function compareNumbers(a: number | bigint, b: number | bigint): -1 | 0 |
   return (ea === null ? -sign : sign) as -1 | 1;
 }
 
-function equal(a: unknown, b: unknown, aPath: boolean, bPath: boolean): boolean {
+/** `m × 10^e`: a decimal number held exactly. */
+interface ExactDecimal {
+  m: bigint;
+  e: number;
+}
+const DECIMAL_PARTS = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** The exact value of decimal text (a number literal as written, a decimal string, a bigint), else null (exponents beyond ±1000 too). */
+function exactDecimal(v: unknown, raw: string | undefined, isString: boolean): ExactDecimal | null {
+  const text = raw ?? (typeof v === 'bigint' ? v.toString() : isString && typeof v === 'string' ? v : null);
+  if (text === null) return null;
+  const m = DECIMAL_PARTS.exec(text);
+  if (!m) return null;
+  const e = (m[4] !== undefined ? Number(m[4]) : 0) - (m[3]?.length ?? 0);
+  if (Math.abs(e) > 1000) return null;
+  const mant = BigInt(m[2]! + (m[3] ?? ''));
+  return { m: m[1] ? -mant : mant, e };
+}
+
+/**
+ * -1, 0 or 1 comparing `a` and `b` exactly when both are decimal text (a number literal's `raw`, a
+ * path's decimal string that {@link numeric} reads, or a bigint); null when either is a double
+ * from the data (then {@link compareNumbers} decides).
+ */
+function exactOrder(a: unknown, b: unknown, ra: string | undefined, rb: string | undefined, aString: boolean, bString: boolean): -1 | 0 | 1 | null {
+  const x = exactDecimal(a, ra, aString);
+  if (x === null) return null;
+  const y = exactDecimal(b, rb, bString);
+  if (y === null) return null;
+  const e = Math.min(x.e, y.e);
+  const p = x.m * 10n ** BigInt(x.e - e);
+  const q = y.m * 10n ** BigInt(y.e - e);
+  return p < q ? -1 : p > q ? 1 : 0;
+}
+
+function equal(a: unknown, b: unknown, aPath: boolean, bPath: boolean, ra?: string, rb?: string): boolean {
   if (a === MISSING || b === MISSING) return (a === MISSING || a === null) && (b === MISSING || b === null);
   if (a === null || b === null) return a === b;
   // A path's decimal string equals a number literal; two paths compare as they are.
-  const na = numeric(a, aPath && !bPath && typeof b !== 'string');
-  const nb = numeric(b, bPath && !aPath && typeof a !== 'string');
-  if (na !== null && nb !== null) return compareNumbers(na, nb) === 0;
+  const aString = aPath && !bPath && typeof b !== 'string';
+  const bString = bPath && !aPath && typeof a !== 'string';
+  const na = numeric(a, aString);
+  const nb = numeric(b, bString);
+  if (na !== null && nb !== null) return (exactOrder(a, b, ra, rb, aString, bString) ?? compareNumbers(na, nb)) === 0;
   if (typeof a !== typeof b) return false;
   if (typeof a === 'string' || typeof a === 'boolean') return a === b;
   return false; // objects, arrays, bytes: only compared with null
 }
 
-function order(a: unknown, b: unknown, aPath: boolean, bPath: boolean): -1 | 0 | 1 | null {
+function order(a: unknown, b: unknown, aPath: boolean, bPath: boolean, ra?: string, rb?: string): -1 | 0 | 1 | null {
   if (a === MISSING || b === MISSING || a === null || b === null) return null;
-  const na = numeric(a, aPath && !bPath && typeof b !== 'string');
-  const nb = numeric(b, bPath && !aPath && typeof a !== 'string');
-  if (na !== null && nb !== null) return compareNumbers(na, nb);
+  const aString = aPath && !bPath && typeof b !== 'string';
+  const bString = bPath && !aPath && typeof a !== 'string';
+  const na = numeric(a, aString);
+  const nb = numeric(b, bString);
+  if (na !== null && nb !== null) return exactOrder(a, b, ra, rb, aString, bString) ?? compareNumbers(na, nb);
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   return null;
 }
@@ -383,17 +426,19 @@ function evaluate(n: Node, rec: ConditionRecord): boolean {
       const b = n.right.kind === 'path' ? resolvePath(n.right, rec) : n.right.value;
       const ap = n.left.kind === 'path';
       const bp = n.right.kind === 'path';
+      const ra = n.left.kind === 'literal' ? n.left.raw : undefined;
+      const rb = n.right.kind === 'literal' ? n.right.raw : undefined;
       switch (n.op) {
         case '==':
-          return equal(a, b, ap, bp);
+          return equal(a, b, ap, bp, ra, rb);
         case '!=':
-          return !equal(a, b, ap, bp);
+          return !equal(a, b, ap, bp, ra, rb);
         case 'contains':
           if (typeof a === 'string' && typeof b === 'string') return a.includes(b);
-          if (Array.isArray(a)) return a.some((x) => equal(x, b, true, bp));
+          if (Array.isArray(a)) return a.some((x) => equal(x, b, true, bp, undefined, rb));
           return false;
         default: {
-          const c = order(a, b, ap, bp);
+          const c = order(a, b, ap, bp, ra, rb);
           if (c === null) return false;
           return n.op === '<' ? c < 0 : n.op === '<=' ? c <= 0 : n.op === '>' ? c > 0 : c >= 0;
         }

@@ -90,7 +90,13 @@ export interface Detection {
 
 /** What a format's `decode` returns. */
 export interface FormatOutput {
-  /** The decoded value: plain JSON-like data; int64 beyond ±2^53 as `bigint`, bytes as `Uint8Array`. */
+  /**
+   * The decoded value: plain JSON-like data; int64 beyond ±2^53 as `bigint`, bytes as `Uint8Array`
+   * (base64 in the JSON text). Never a non-finite number: float/double NaN, +Infinity, −Infinity
+   * are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (proto3's JSON mapping; Avro's
+   * JsonEncoder through Jackson), so they are not `null`; an Avro `decimal` is its exact decimal
+   * text in a string (see formats/avro.ts for every Avro logical type).
+   */
   json: unknown;
   /** One-line display text when it is not the JSON text (a string format shows the string itself). */
   display?: string;

@@ -6,7 +6,29 @@
  *
  * int64 (`long`) values stay exact: a datum is read with avsc's fast long type and, only when it
  * holds a long beyond ±2^53 (avsc refuses those: "potential precision loss"), read again with a long
- * type that returns a `bigint` for those values. Compiled types are cached per schema entry.
+ * type that returns a `bigint` for those values (every `long`, also `{"type": "long", "logicalType":
+ * ...}`). Compiled types are cached per schema entry.
+ *
+ * The JSON a datum decodes to (the same values in `json` and in the JSON text):
+ * - `float`/`double` NaN, +Infinity, −Infinity are the strings `"NaN"`, `"Infinity"`, `"-Infinity"`
+ *   (JSON has no number for them; `JSON.stringify` would print `null`, which a `["null","double"]`
+ *   union's null branch prints too). These are the strings Avro's Java `JsonEncoder` writes (through
+ *   Jackson, whose `WRITE_NAN_AS_STRINGS` is on by default; what `kafka-avro-console-consumer`
+ *   prints) and proto3's JSON mapping prints; other floats are numbers, a `float` as the shortest
+ *   decimal that is the same float32 (`0.1`, not its double 0.10000000149011612; see
+ *   {@link shortestFloat32}).
+ * - logicalType `decimal` (on `bytes` or `fixed`): the exact decimal text in a string, with `scale`
+ *   digits after the point (`decimal(10,2)` → `"12345678.90"`, `"-0.05"`), never a rounded
+ *   double. (Avro's JsonEncoder prints the two's-complement bytes as a string of code points,
+ *   unreadable; Avro's `DecimalConversion` gives a `BigDecimal`, this is its plain text.) A decimal
+ *   whose precision/scale are invalid is read as its underlying bytes/fixed, as the spec says.
+ * - logicalType `duration` (`fixed` 12): `{"months", "days", "milliseconds"}`, the spec's three
+ *   little-endian unsigned ints (its JSON encoding would be 12 code points).
+ * - `date`, `time-millis`, `time-micros`, `timestamp-millis`, `timestamp-micros`,
+ *   `local-timestamp-millis`, `local-timestamp-micros`: the underlying int/long (days since
+ *   1970-01-01, ms/µs since midnight, ms/µs since the epoch), as Avro's JSON encoding and
+ *   `kafka-avro-console-consumer` print them: exact (longs beyond 2^53 too) and sortable.
+ * - `uuid`: its string. Other `bytes`/`fixed`: base64 in the JSON text (see json-text.ts).
  */
 import { createRequire } from 'node:module';
 import { inflateRawSync } from 'node:zlib';
@@ -36,6 +58,125 @@ const exactLong = avro.types.LongType.__with({
   isValid: (v: unknown) => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)),
   compare: (a: number | bigint, b: number | bigint) => (a < b ? -1 : a > b ? 1 : 0),
 });
+
+/** The JSON text of a non-finite float/double (see the module comment). */
+function nonFinite(v: number): string {
+  return v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}
+
+/** avsc's cursor, as the types' `_read` see it. */
+interface FloatTap {
+  readDouble(): number;
+  readFloat(): number;
+}
+
+/** `double` read as a number, or the string `"NaN"` / `"Infinity"` / `"-Infinity"` (see the module comment). */
+class JsonDoubleType extends avro.types.DoubleType {
+  _read(tap: FloatTap): number | string {
+    const v = tap.readDouble();
+    return v - v === 0 ? v : nonFinite(v);
+  }
+}
+
+/**
+ * The number with the fewest significant digits that is the same float32 as `v` (a float32 value
+ * widened to a double): `0.1` for the float32 nearest 0.1, whose double is 0.10000000149011612.
+ * What Java's `Float.toString` and Python's `json_format` aim at; JavaScript has no float32 printer.
+ */
+export function shortestFloat32(v: number): number {
+  if (v === 0 || v - v !== 0 || String(v).length <= 8) return v; // short already (21.5, -3.25, 1e+30)
+  for (let p = 1; p < 9; p++) {
+    const x = Number(v.toPrecision(p));
+    if (Math.fround(x) === v) return x;
+  }
+  return v;
+}
+
+/** `float` read as its shortest number ({@link shortestFloat32}), or the string `"NaN"` / `"Infinity"` / `"-Infinity"`. */
+class JsonFloatType extends avro.types.FloatType {
+  _read(tap: FloatTap): number | string {
+    const v = tap.readFloat();
+    return v - v === 0 ? shortestFloat32(v) : nonFinite(v);
+  }
+}
+
+/**
+ * The exact decimal text of a two's-complement big-endian unscaled value with `scale` digits
+ * after the point (Avro's `decimal`, as Java's `BigDecimal.toPlainString`).
+ */
+export function decimalText(b: Uint8Array, scale: number): string {
+  let v = 0n;
+  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(b[i]!);
+  if (b.length > 0 && b[0]! & 0x80) v -= 1n << BigInt(8 * b.length);
+  const neg = v < 0n;
+  let digits = (neg ? -v : v).toString();
+  if (scale > 0) {
+    digits = digits.padStart(scale + 1, '0');
+    digits = `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  }
+  return neg ? `-${digits}` : digits;
+}
+
+type LogicalSchema = { type: unknown; logicalType?: string; precision?: unknown; scale?: unknown; size?: unknown };
+
+/** logicalType `decimal` on `bytes`/`fixed`: its exact text. Invalid precision/scale: the constructor throws and avsc reads the underlying type. */
+class AvroDecimalType extends avro.types.LogicalType {
+  private readonly scale: number;
+  constructor(schema: avro.Schema, opts?: unknown) {
+    super(schema, opts);
+    const { precision, scale = 0, type, size } = schema as LogicalSchema;
+    if (typeof precision !== 'number' || !Number.isInteger(precision) || precision < 1) throw new Error('decimal: precision must be a positive integer');
+    if (typeof scale !== 'number' || !Number.isInteger(scale) || scale < 0 || scale > precision) throw new Error('decimal: scale must be an integer 0..precision');
+    if (type === 'fixed' && typeof size === 'number' && precision > Math.floor(Math.log10(2) * (8 * size - 1))) throw new Error('decimal: precision too large for the fixed size');
+    this.scale = scale;
+  }
+  protected override _fromValue(b: Buffer): string {
+    return decimalText(b, this.scale);
+  }
+  protected override _toValue(v: unknown): Buffer | undefined {
+    if (typeof v !== 'string' || !/^-?\d+(\.\d+)?$/.test(v)) return undefined;
+    const [int, frac = ''] = v.replace('-', '').split('.');
+    if (frac.length !== this.scale) return undefined;
+    const n = v.startsWith('-') ? -BigInt(int! + frac) : BigInt(int! + frac);
+    let bytes = 1;
+    while (n >= 1n << BigInt(8 * bytes - 1) || n < -(1n << BigInt(8 * bytes - 1))) bytes++;
+    const out = Buffer.alloc(bytes);
+    let u = n < 0n ? (1n << BigInt(8 * bytes)) + n : n;
+    for (let i = bytes - 1; i >= 0; i--, u >>= 8n) out[i] = Number(u & 0xffn);
+    return out;
+  }
+  protected override _resolve(type: avro.Type): ((v: unknown) => unknown) | undefined {
+    return type instanceof AvroDecimalType && type.scale === this.scale ? (v) => v : undefined;
+  }
+}
+
+/** logicalType `duration` (`fixed` 12): `{months, days, milliseconds}`. Another size: the underlying fixed. */
+class AvroDurationType extends avro.types.LogicalType {
+  constructor(schema: avro.Schema, opts?: unknown) {
+    super(schema, opts);
+    const { type, size } = schema as LogicalSchema;
+    if (type !== 'fixed' || size !== 12) throw new Error('duration: a fixed of size 12');
+  }
+  protected override _fromValue(b: Buffer): { months: number; days: number; milliseconds: number } {
+    return { months: b.readUInt32LE(0), days: b.readUInt32LE(4), milliseconds: b.readUInt32LE(8) };
+  }
+  protected override _toValue(v: unknown): Buffer | undefined {
+    const d = v as { months?: unknown; days?: unknown; milliseconds?: unknown } | null;
+    if (typeof d !== 'object' || d === null) return undefined;
+    const out = Buffer.alloc(12);
+    out.writeUInt32LE(Number(d.months), 0);
+    out.writeUInt32LE(Number(d.days), 4);
+    out.writeUInt32LE(Number(d.milliseconds), 8);
+    return out;
+  }
+}
+
+const LOGICAL_TYPES = { decimal: AvroDecimalType, duration: AvroDurationType };
+
+/** The primitive a schema names (`"double"` or `{"type": "double", ...}`), else undefined. */
+function primitiveOf(schema: unknown): unknown {
+  return typeof schema === 'string' ? schema : typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? (schema as { type?: unknown }).type : undefined;
+}
 
 /** The two compiled forms of one Avro schema. */
 export interface AvroTypes {
@@ -73,6 +214,15 @@ export function avroTypesOf(e: SchemaEntry, schemas: SchemaLookup | null | undef
   try {
     const build = (longType?: avro.Type): avro.Type => {
       const registry: Record<string, avro.Type> = longType ? { long: longType } : {};
+      const double = new JsonDoubleType();
+      const float = new JsonFloatType();
+      // Every double/float (also {"type": "double"}) reads non-finite values as strings; every long
+      // (also {"type": "long", "logicalType": ...}) with the exact long type when one is given.
+      const typeHook = (schema: unknown): avro.Type | undefined => {
+        const t = primitiveOf(schema);
+        return t === 'double' ? double : t === 'float' ? float : t === 'long' && longType ? longType : undefined;
+      };
+      const opts = { registry, wrapUnions: 'auto' as const, logicalTypes: LOGICAL_TYPES, typeHook };
       const seen = new Set<SchemaEntry>();
       const addRefs = (x: SchemaEntry) => {
         for (const r of x.references) {
@@ -81,11 +231,11 @@ export function avroTypesOf(e: SchemaEntry, schemas: SchemaLookup | null | undef
           if (seen.has(dep)) continue;
           seen.add(dep);
           addRefs(dep);
-          avro.Type.forSchema(parseSchemaText(dep) as avro.Schema, { registry, wrapUnions: 'auto' });
+          avro.Type.forSchema(parseSchemaText(dep) as avro.Schema, opts);
         }
       };
       addRefs(e);
-      return avro.Type.forSchema(parseSchemaText(e) as avro.Schema, { registry, wrapUnions: 'auto' });
+      return avro.Type.forSchema(parseSchemaText(e) as avro.Schema, opts);
     };
     const types = { fast: build(), exact: build(exactLong) };
     compiled.set(e, types);

@@ -8,12 +8,14 @@
  * their imports: referenced subjects/versions (Schema Registry's `references`, matched by import
  * path) and Google's well-known types bundled with protobufjs. Compiled roots are cached per
  * schema entry. Output is the proto3 JSON mapping (int64 as decimal strings, enums by name, bytes
- * as base64), as Confluent's and Google's JSON printers write it.
+ * as base64, float/double NaN, +Infinity, −Infinity as the strings "NaN", "Infinity", "-Infinity",
+ * a `float` as the shortest number that is the same float32: 0.1, not 0.10000000149011612),
+ * as Confluent's and Google's JSON printers write it (`JsonFormat`, `json_format.MessageToDict`).
  */
 import protobuf from 'protobufjs';
 import { FormatError } from '../format.ts';
 import type { SchemaEntry, SchemaLookup } from '../schemas/schema-registry.ts';
-import { describe } from './avro.ts';
+import { describe, shortestFloat32 } from './avro.ts';
 
 /** A compiled .proto file: its top-level messages in declaration order (message index 0, 1, …). */
 export interface ProtoFile {
@@ -186,8 +188,44 @@ const FIRST = Symbol('first message');
 
 const TO_JSON: protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, json: true };
 
+/** Where a message type keeps whether it (or a message it holds) has `float` fields. */
+const HAS_FLOAT = Symbol('has float fields');
+
+/** Whether `type` or any message type its fields hold has a `float` field (cached on the type). */
+function hasFloat(type: protobuf.Type, seen = new Set<protobuf.Type>()): boolean {
+  const had = (type as unknown as Record<symbol, boolean | undefined>)[HAS_FLOAT];
+  if (had !== undefined) return had;
+  if (seen.has(type)) return false;
+  seen.add(type);
+  let found = false;
+  for (const f of type.fieldsArray) {
+    if (f.type === 'float' || (f.resolvedType instanceof protobuf.Type && hasFloat(f.resolvedType, seen))) found = true;
+  }
+  (type as unknown as Record<symbol, boolean>)[HAS_FLOAT] = found;
+  return found;
+}
+
 /**
- * Decodes a Protobuf message of `type` from `b[at..]` to its proto3 JSON object.
+ * Rewrites the `float` numbers of a proto3 JSON object of `type` (protobufjs widens a float32 to
+ * its double, 0.10000000149011612) as their shortest form ({@link shortestFloat32}: 0.1), as
+ * Google's printers (`JsonFormat`, `json_format`) print floats. In place.
+ */
+function shortenFloats(type: protobuf.Type, o: Record<string, unknown>): void {
+  for (const f of type.fieldsArray) {
+    const v = o[f.name];
+    if (v === undefined || v === null) continue;
+    const sub = f.resolvedType instanceof protobuf.Type && hasFloat(f.resolvedType) ? f.resolvedType : null;
+    if (f.type !== 'float' && sub === null) continue;
+    const one = (x: unknown): unknown => (typeof x === 'number' ? shortestFloat32(x) : sub && typeof x === 'object' && x !== null ? (shortenFloats(sub, x as Record<string, unknown>), x) : x);
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) v[i] = one(v[i]);
+    else if (f.map && typeof v === 'object') for (const k of Object.keys(v)) (v as Record<string, unknown>)[k] = one((v as Record<string, unknown>)[k]);
+    else o[f.name] = one(v);
+  }
+}
+
+/**
+ * Decodes a Protobuf message of `type` from `b[at..]` to its proto3 JSON object (a `float` as its
+ * shortest number, see {@link shortenFloats}; NaN and ±Infinity as "NaN", "Infinity", "-Infinity").
  * @throws FormatError `truncated` / `invalid` with the byte position protobufjs stopped at.
  */
 export function readProtoMessage(type: protobuf.Type, b: Uint8Array, at: number): Record<string, unknown> {
@@ -198,13 +236,17 @@ export function readProtoMessage(type: protobuf.Type, b: Uint8Array, at: number)
   try {
     const whole = protobuf.Reader.create(b);
     whole.pos = at;
-    return type.toObject(type.decode(whole), TO_JSON);
+    const o = type.toObject(type.decode(whole), TO_JSON);
+    if (hasFloat(type)) shortenFloats(type, o);
+    return o;
   } catch {
     // read again below for the error
   }
   const reader = protobuf.Reader.create(b.subarray(at));
   try {
-    return type.toObject(type.decode(reader), TO_JSON);
+    const o = type.toObject(type.decode(reader), TO_JSON);
+    if (hasFloat(type)) shortenFloats(type, o);
+    return o;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     const m = /index out of range: (\d+) \+ (\d+) > (\d+)/.exec(msg);
