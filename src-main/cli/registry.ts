@@ -406,9 +406,16 @@ Damaged .log files:
                             or inside a complete batch whose size and CRC are valid: recovery
                             checks only those, RecordBatch.ensureValid). Consumers then stop at
                             that offset (CompletedFetch) and followers refuse a batch whose CRC
-                            fails (UnifiedLog.analyzeAndValidateRecords). No valid record is
-                            dropped and no offset gap is made (exit code 1 tells you a decision is
-                            needed).
+                            fails (UnifiedLog.analyzeAndValidateRecords). A cut batch ending the
+                            last segment after a clean shutdown lies past the log end a broker
+                            computes (LogSegment.readNextOffset) until its next append, which it
+                            writes after the tail (FileRecords.append):
+                            reads from before the tail then frame it with that batch
+                            (FileRecords.searchForOffsetWithSize), and the next start after a crash
+                            cuts both (LogSegment.recover); the plan gives that sequence for the
+                            bytes at hand, and --truncate-at-corruption cuts the tail first.
+                            No valid record is dropped and no offset gap is made (exit code 1
+                            tells you a decision is needed).
   --truncate-at-corruption  cut the segment at the first invalid batch even when valid batches
                             follow, and delete every later segment: the broker's behaviour for a
                             segment it recovers, your choice for any other. The plan
