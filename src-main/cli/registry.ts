@@ -31,6 +31,7 @@ import type { RetentionFlags } from './commands/retention.ts';
 import type { RollOptions } from './commands/roll.ts';
 import type { ServeOptions } from './commands/serve.ts';
 import type { VerifyCliOptions } from './commands/verify.ts';
+import { parseInstant, TIME_FORMS_HELP } from './time-arg.ts';
 
 /** Registers every command on `program`, in the order `klx --help` lists them. */
 export function registerCommands(program: Command): void {
@@ -118,10 +119,11 @@ export function int64Flag(name: string): (v: string) => bigint {
   };
 }
 
-/** Parses `--now MS` (ms since the epoch). */
+/** Parses `--now`: ms since the epoch or an ISO-8601 date(-time), zoneless = UTC (the rule of `./time-arg.ts`). */
 export function nowFlag(v: string): number {
-  if (!/^\d{1,16}$/.test(v.trim())) throw new InvalidArgumentError(`--now must be milliseconds since the epoch (a non-negative integer), got "${v}"`);
-  return Number(v.trim());
+  const ms = parseInstant(v, '--now');
+  if (ms > 9007199254740991n) throw new InvalidArgumentError(`--now ${v} is beyond 2^53 ms`);
+  return Number(ms);
 }
 
 /** Parses an offset argument: a non-negative int64, `earliest` or `latest`. */
@@ -141,26 +143,17 @@ function parseUpTo(v: string): 'log-end' | 'high-watermark' {
   return v;
 }
 
-/** Parses `--timestamp`: ms since the epoch, an ISO-8601 date, `earliest` (−2) or `latest` (−1). */
+/** Parses `--timestamp`: `earliest` (−2), `latest` (−1), or a time by the rule of `./time-arg.ts` (ms since the epoch, ISO-8601; zoneless = UTC). */
 export function parseTimestampArg(v: string): bigint {
   if (v === 'earliest' || v === '-2') return EARLIEST_TIMESTAMP;
   if (v === 'latest' || v === '-1') return LATEST_TIMESTAMP;
-  if (/^\d+$/.test(v)) {
-    const n = BigInt(v);
-    if (n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp ${v} does not fit an int64`);
-    return n;
-  }
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms) || ms < 0) throw new InvalidArgumentError(`--timestamp must be ms since the epoch, an ISO-8601 date (2024-05-01T10:00:00Z), "earliest" or "latest", got "${v}"`);
-  return BigInt(ms);
+  return parseInstant(v, '--timestamp');
 }
 
-/** `klx append --timestamp`: ms since the epoch, or −1 (none). */
+/** `klx append --timestamp`: −1 (none), or a time by the rule of `./time-arg.ts` (ms since the epoch, ISO-8601; zoneless = UTC). */
 function parseTimestamp(v: string): bigint {
-  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`--timestamp must be milliseconds since the epoch (an integer), got "${v}"`);
-  const n = BigInt(v);
-  if (n < -1n || n > 9223372036854775807n) throw new InvalidArgumentError(`--timestamp must be -1 (none) or 0..2^63-1, got ${v}`);
-  return n;
+  if (v.trim() === '-1') return -1n;
+  return parseInstant(v, '--timestamp');
 }
 
 const DECODE_MODES = ['auto', 'none', 'offsets', 'transactions', 'metadata'] as const;
@@ -247,7 +240,7 @@ function registerOffsetForTime(program: Command): void {
         '"earliest" gives the log start offset, "latest" the high watermark (read_committed: the last stable offset); a record at or past that is no answer',
     )
     .argument('<dir>', 'partition folder, or a log directory with --partition')
-    .requiredOption('--timestamp <ms>', 'ms since the epoch, an ISO-8601 date, "earliest" or "latest"', parseTimestampArg)
+    .requiredOption('--timestamp <time>', `the target time: ${TIME_FORMS_HELP}; or "earliest" / "latest". The output repeats it in UTC`, parseTimestampArg)
     .option('--isolation <level>', 'read_uncommitted (up to the high watermark of replication-offset-checkpoint, or the log end offset when it has none) or read_committed (up to the last stable offset)', parseIsolation, 'read_uncommitted')
     .option('--partition <topic-N>', 'the partition to search when DIR holds several')
     .option('--json', 'print one JSON object')
@@ -270,7 +263,7 @@ function registerGroups(program: Command): void {
     .description('the consumer groups stored in __consumer_offsets under DIR: committed offsets with the kafka-consumer-groups.sh --describe columns, plus the records actually left (holes, control records and aborted data not counted), where each consumer continues, a diagnosis and offset expiry')
     .argument('<dir>', 'a log directory (or a folder of log directories) holding __consumer_offsets-N and the partitions the groups read')
     .option('--group <id>', 'only this group (the message names its __consumer_offsets partition when that folder is missing)')
-    .option('--now <ms>', 'the time offsets expire against (ms since the epoch; default: now)', nowFlag)
+    .option('--now <time>', `the time offsets expire against (default: now): ${TIME_FORMS_HELP}`, nowFlag)
     .option('--isolation <level>', 'record lag of read_uncommitted (up to the log end offset of the files; a live consumer and kafka-consumer-groups.sh stop at the high watermark, ListOffsets latest) or read_committed (up to the last stable offset) consumers', parseIsolation, 'read_uncommitted')
     .option('--offsets-partitions <n>', 'offsets.topic.num.partitions (default 50, Kafka\'s default)', (v) => parseNonNegativeInt(v, '--offsets-partitions'))
     .option('--retention-minutes <n>', 'offsets.retention.minutes (default 10080, Kafka\'s default since 2.0)', (v) => parseNonNegativeInt(v, '--retention-minutes'))
@@ -459,7 +452,7 @@ function registerRetention(program: Command): void {
     .option('--retention-ms <n>', 'retention.ms: delete a segment once now − its largest timestamp exceeds N ms (−1: never; default 604800000)', configFlag('retention.ms'))
     .option('--retention-bytes <n>', 'retention.bytes: keep each partition below N bytes of .log, whole segments only (−1: unlimited, the default)', configFlag('retention.bytes'))
     .option('--delete-before-offset <n>', 'raise the log start offset to N (DeleteRecords) and delete the segments wholly below it', int64Flag('--delete-before-offset'))
-    .option('--now <ms>', 'the clock to use, ms since the epoch (default: now)', nowFlag)
+    .option('--now <time>', `the clock to use (default: now): ${TIME_FORMS_HELP}; the output repeats it in UTC`, nowFlag)
     .option('--dry-run', 'print the plan; change nothing')
     .option('--json', 'print the result as JSON')
     .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
@@ -484,7 +477,7 @@ function registerCompact(program: Command): void {
       return v;
     })
     .option('--like-broker', 'clean only when a broker would (dirty ratio above min.cleanable.dirty.ratio, or cleanable bytes past max.compaction.lag.ms: LogCleanerManager.grabFilthiestCompactedLog)')
-    .option('--now <ms>', 'the clock to use, ms since the epoch (default: now)', nowFlag)
+    .option('--now <time>', `the clock to use (default: now): ${TIME_FORMS_HELP}; the output repeats it in UTC`, nowFlag)
     .option('--dry-run', 'print the plan; change nothing')
     .option('--json', 'print the result as JSON')
     .option('--config <k=v>', 'another topic config (repeatable), e.g. cleanup.policy=compact,delete', collectConfig)
@@ -550,7 +543,7 @@ function registerAppend(program: Command): void {
     .option('--value <value>', 'record value (UTF-8)')
     .option('--tombstone', 'write a null value (a delete marker for compacted topics)')
     .option('--header <key=value>', 'record header (repeatable); "key" alone gives a null value', collect, [])
-    .option('--timestamp <ms>', 'CreateTime in ms since the epoch (default: now; the topic may use LogAppendTime); refused beyond now + 1 h as a Kafka 4.0+ broker refuses it (message.timestamp.after.max.ms, LogValidator)', parseTimestamp)
+    .option('--timestamp <time>', `CreateTime (default: now; the topic may use LogAppendTime; -1: none): ${TIME_FORMS_HELP}; refused beyond now + 1 h as a Kafka 4.0+ broker refuses it (message.timestamp.after.max.ms, LogValidator)`, parseTimestamp)
     .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
     .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
     .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates: ProducerAppendInfo)', parseInt64Arg('--producer-id'))

@@ -62,5 +62,5 @@ export function runCompact(dir: string, flags: CompactFlags): void {
     ...(flags.trashDir ? { trashDir: flags.trashDir } : {}),
     ...(flags.explain ? { explain: { ...(flags.explainLimit !== undefined ? { limit: flags.explainLimit } : {}) } } : {}),
   });
-  printOutcome(outcome, flags.json ?? false, flags.explain ?? false);
+  printOutcome(outcome, flags.json ?? false, flags.explain ?? false, flags.now);
 }

@@ -14,6 +14,7 @@
  * "segmentBaseOffset":...,"isolation":...,"lastFetchableOffset":...,"limit":"high-watermark"|
  * "last-stable-offset"|"log-end","logEndOffset":...,"pastLimitOffset":...|null,"note":...|null}`.
  */
+import { instantUtc } from '../time-arg.ts';
 import { int64Json } from '../../engine/format/batch-json.ts';
 import type { IsolationLevel } from '../../engine/log/read-defaults.ts';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, type FetchableLimit } from '../../engine/log/time-lookup.ts';
@@ -47,6 +48,7 @@ export async function runOffsetForTime(dir: string, opts: OffsetForTimeCliOption
       JSON.stringify({
         found: r !== null,
         target: int64Json(opts.timestamp),
+        ...(opts.timestamp >= 0n ? { targetUtc: instantUtc(opts.timestamp) } : {}),
         offset: int64Json(r?.offset ?? -1n),
         timestamp: int64Json(r?.timestamp ?? -1n),
         leaderEpoch: r?.leaderEpoch ?? null,

@@ -10,15 +10,18 @@
  * other cleaner commands share.
  */
 import { exitCodeOfErrors } from '../exit-codes.ts';
+import { instantUtc } from '../time-arg.ts';
 import { reportJson, reportText } from '../../engine/cleaner/cleaner-plan.ts';
 import { decisionJson, decisionText } from '../../engine/cleaner/decisions.ts';
 import { retention, type CleanerOutcome } from '../../engine/cleaner/cleaner.ts';
 import type { TopicConfig } from '../../engine/log/topic-config.ts';
 
 /**
- * Prints an outcome (text or JSON) and sets the exit code: 1 when a partition failed.
+ * Prints an outcome (text or JSON) and sets the exit code: 1 when a partition failed. `now` (ms): the
+ * `--now` given, echoed first in UTC in the text output (each report's JSON carries `now` in ms).
  */
-export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = false): void {
+export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = false, now?: number): void {
+  if (!json && now !== undefined) process.stdout.write(`now ${instantUtc(now)} (--now ${now} ms since the epoch)\n`);
   if (explain && json) {
     // NDJSON: one decision per line.
     for (const p of outcome.partitions) {
@@ -86,5 +89,5 @@ export function runRetention(dir: string, flags: RetentionFlags): void {
     ...(flags.trashDir ? { trashDir: flags.trashDir } : {}),
     ...(flags.explain ? { explain: { ...(flags.explainLimit !== undefined ? { limit: flags.explainLimit } : {}) } } : {}),
   });
-  printOutcome(outcome, flags.json ?? false, flags.explain ?? false);
+  printOutcome(outcome, flags.json ?? false, flags.explain ?? false, flags.now);
 }
