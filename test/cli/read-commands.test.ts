@@ -119,7 +119,7 @@ describe('klx fetch / holes / offset-for-time on a built transactional partition
     expect(klx('offset-for-time', dir, '--timestamp', 'latest').stdout).toBe(`latest: offset 11 (read_uncommitted: the log end offset; log end offset 11; Kafka Partition.fetchOffsetForTimestamp)\nnote: ${note}\n`);
     const none = klx('offset-for-time', dir, '--timestamp', '2001', '--json');
     expect(none.status).toBe(0);
-    expect(lines(none.stdout)).toEqual([{ found: false, target: 2001, offset: -1, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null, isolation: 'read_uncommitted', lastFetchableOffset: 11, limit: 'log-end', logEndOffset: 11, pastLimitOffset: null, note }]);
+    expect(lines(none.stdout)).toEqual([{ found: false, target: 2001, targetUtc: '1970-01-01T00:00:02.001Z', offset: -1, timestamp: -1, leaderEpoch: null, segmentBaseOffset: null, isolation: 'read_uncommitted', lastFetchableOffset: 11, limit: 'log-end', logEndOffset: 11, pastLimitOffset: null, note }]);
   });
 
   it('offset-for-time --isolation read_committed: latest is the last stable offset 10 (producer 11\'s transaction is open at 10)', () => {

@@ -18,10 +18,11 @@ import type { TopicConfig } from '../../engine/log/topic-config.ts';
 
 /**
  * Prints an outcome (text or JSON) and sets the exit code: 1 when a partition failed. `now` (ms): the
- * `--now` given, echoed first in UTC in the text output (each report's JSON carries `now` in ms).
+ * `--now` given, echoed in UTC on stderr (each report's JSON carries `now` in ms).
  */
 export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = false, now?: number): void {
-  if (!json && now !== undefined) process.stdout.write(`now ${instantUtc(now)} (--now ${now} ms since the epoch)\n`);
+  // On stderr, so that stdout stays the report (one line for a pass that changes nothing; JSON with --json).
+  if (now !== undefined) process.stderr.write(`klx: now ${instantUtc(now)} (--now ${now} ms since the epoch, UTC)\n`);
   if (explain && json) {
     // NDJSON: one decision per line.
     for (const p of outcome.partitions) {
