@@ -98,6 +98,12 @@ export const editPreviewRequest = z.strictObject({
    * send it back with `edit.append` so the append writes exactly what was previewed.
    */
   now: int64.optional(),
+  /**
+   * Write a CreateTime outside [now − message.timestamp.before.max.ms, now + message.timestamp.after.max.ms], which a
+   * broker refuses (LogValidator.validateTimestamp; after = 1 h by default since Kafka 4.0), as `klx append
+   * --allow-timestamp-out-of-range` does. Absent or false: such a batch is refused (`invalid-record`).
+   */
+  allowTimestampOutOfRange: z.boolean().optional(),
 });
 
 /** The request of `edit.append`: the previewed batch and the preview's `fingerprint` (refused as stale when the partition changed since). */
@@ -156,6 +162,8 @@ export const editPreview = batchPlacement.extend({
   leaderEpochEntry: z.object({ epoch: z.number().int(), startOffset: int64 }).nullable(),
   /** The log dir's `.kafka_cleanshutdown` is removed first (a broker then recovers the segments from the recovery point on: LogLoader.recoverLog). */
   removesCleanShutdownMarker: z.boolean(),
+  /** Set when `allowTimestampOutOfRange` let through a CreateTime a broker refuses: which brokers refuse the batch and why (LogValidator.validateTimestamp). */
+  brokerRefusal: z.string().nullable(),
   /** The topic limits the batch was checked against (bytes, ms). */
   limits: z.object({ segmentBytes: count, maxMessageBytes: count, segmentMs: int64, indexIntervalBytes: count, cleanupPolicy: z.array(z.string()) }),
   /** Set when another writer holds the lock now: the append would be refused with `locked` (unless `stale`). */

@@ -49,6 +49,8 @@ export interface BatchRequest {
   timestampType?: z.output<typeof editTimestampType> | undefined;
   producer?: z.output<typeof editProducer> | undefined;
   now?: string | undefined;
+  /** Write a CreateTime a broker refuses (LogValidator.validateTimestamp); the preview's `brokerRefusal` says which brokers. */
+  allowTimestampOutOfRange?: boolean | undefined;
 }
 
 /** Who uses the lock, written into `klx-writer.lock`. */
@@ -200,14 +202,14 @@ function prepare(dir: string, req: BatchRequest, write: boolean): Prepared {
   const config: Partial<TopicConfig> = req.timestampType ? { 'message.timestamp.type': req.timestampType } : {};
   const writer = PartitionWriter.open(dir, { readOnly: !write, clock: () => now, random: jitterDraw(dir), config, purpose: PURPOSE_APPEND });
   try {
-    const opts: AppendOptions = { compression: req.compression };
+    const opts: AppendOptions = { compression: req.compression, ...(req.allowTimestampOutOfRange ? { allowTimestampOutOfRange: true } : {}) };
     if (req.producer) {
       opts.producerId = BigInt(req.producer.producerId);
       opts.producerEpoch = req.producer.producerEpoch;
       opts.baseSequence = req.producer.baseSequence;
     }
     const plan = writer.planAppend(records, opts);
-    const request = canonical({ records: req.records, compression: req.compression, timestampType: req.timestampType ?? null, producer: req.producer ?? null, now });
+    const request = canonical({ records: req.records, compression: req.compression, timestampType: req.timestampType ?? null, producer: req.producer ?? null, now, allowTimestampOutOfRange: req.allowTimestampOutOfRange ?? false });
     const fingerprint = hash('append.v1', dir, stateStamp(dir), request, canonical(plan));
     return { writer, records, opts, plan, now, fingerprint };
   } catch (err) {
@@ -307,6 +309,7 @@ export function previewAppend(dir: string, req: BatchRequest): EditPreview {
       indexEntry: plan.indexEntry,
       leaderEpochEntry: plan.leaderEpochEntry ? { epoch: plan.leaderEpochEntry.epoch, startOffset: plan.leaderEpochEntry.startOffset.toString() } : null,
       removesCleanShutdownMarker: plan.removesCleanShutdownMarker,
+      brokerRefusal: plan.brokerRefusal,
       limits: {
         segmentBytes: cfg['segment.bytes'],
         maxMessageBytes: cfg['max.message.bytes'],

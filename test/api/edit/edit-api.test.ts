@@ -307,6 +307,26 @@ describe('refusals', () => {
     const r2 = await call(server, 'edit.preview', { dir, records: [{ key: { text: 'k' }, value: { text: 'v'.repeat(300) } }] });
     expect(r2).toMatchObject({ ok: false, error: { code: 'invalid-record', details: { maxMessageBytes: 200 } } });
   });
+
+  it('a CreateTime more than message.timestamp.after.max.ms (1 h, Kafka 4.0) after now is refused (LogValidator.validateTimestamp); allowTimestampOutOfRange writes it and the preview says which brokers refuse it', async () => {
+    const { server, dir } = await setup();
+    const now = '1717000005000';
+    const late = { key: { text: 'k' }, value: { text: 'v' }, timestamp: String(1_717_000_005_000 + 3_600_001) };
+    const r = await call(server, 'edit.preview', { dir, records: [late], now });
+    expect(r).toMatchObject({ ok: false, error: { code: 'invalid-record', details: { config: 'message.timestamp.after.max.ms', value: '3600000', source: 'default' } } });
+    expect(!r.ok && r.error.message).toContain('CreateTime 1717003605001 of record 0 (offset 3) in the append to orders-0 is 3600001 ms after now (1717000005000): a broker accepts [');
+    // now + 3600000 exactly is accepted, with no refusal note.
+    const edge = await ok(server, 'edit.preview', { dir, records: [{ ...late, timestamp: '1717003605000' }], now });
+    expect(edge.brokerRefusal).toBeNull();
+    const req = { dir, records: [late], now, allowTimestampOutOfRange: true };
+    const p = await ok(server, 'edit.preview', req);
+    expect(p.maxTimestamp).toBe('1717003605001');
+    expect(p.brokerRefusal).toContain('a Kafka 4.0+ broker refuses it with the default message.timestamp.after.max.ms=3600000 (1 h, KIP-1030)');
+    const a = await ok(server, 'edit.append', { ...req, fingerprint: p.fingerprint });
+    expect(a.baseOffset).toBe('3');
+    const last = batchesOf(join(dir, '00000000000000000000.log')).at(-1)!;
+    expect(last.header.maxTimestamp).toBe(1_717_003_605_001n);
+  });
 });
 
 describe('edit.rollPreview and edit.roll', () => {

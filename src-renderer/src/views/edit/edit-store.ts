@@ -208,10 +208,12 @@ export const useEdit = defineStore('edit', () => {
   const compression = ref<EditCompression>('none');
   /** null: the topic's message.timestamp.type. */
   const timestampType = ref<EditTimestampType | null>(null);
+  /** Write a CreateTime a broker refuses (LogValidator.validateTimestamp), as `klx append --allow-timestamp-out-of-range`. */
+  const allowTimestampOutOfRange = ref(false);
 
   /** Bumped on every change of the batch: a preview is current only for the revision it was taken at. */
   const revision = ref(0);
-  watch([records, compression, timestampType], () => revision.value++, { deep: true });
+  watch([records, compression, timestampType, allowTimestampOutOfRange], () => revision.value++, { deep: true });
 
   const preview = shallowRef<EditPreview | null>(null);
   const previewRevision = ref(-1);
@@ -311,6 +313,7 @@ export const useEdit = defineStore('edit', () => {
     if (!d || !allValid.value) return null;
     const req: Req<'edit.preview'> = { dir: d, records: records.value.map(toWire), compression: compression.value };
     if (timestampType.value) req.timestampType = timestampType.value;
+    if (allowTimestampOutOfRange.value) req.allowTimestampOutOfRange = true;
     return req;
   }
 
@@ -465,6 +468,7 @@ export const useEdit = defineStore('edit', () => {
     selected,
     compression,
     timestampType,
+    allowTimestampOutOfRange,
     revision,
     checks,
     allValid,
