@@ -205,6 +205,10 @@ function hasFloat(type: protobuf.Type, seen = new Set<protobuf.Type>()): boolean
   return found;
 }
 
+/** {@link hasFloat} of the last type read (one identity check per message instead of a property lookup on the type). */
+let lastType: protobuf.Type | null = null;
+let lastHasFloat = false;
+
 /**
  * Rewrites the `float` numbers of a proto3 JSON object of `type` (protobufjs widens a float32 to
  * its double, 0.10000000149011612) as their shortest form ({@link shortestFloat32}: 0.1), as
@@ -237,7 +241,11 @@ export function readProtoMessage(type: protobuf.Type, b: Uint8Array, at: number)
     const whole = protobuf.Reader.create(b);
     whole.pos = at;
     const o = type.toObject(type.decode(whole), TO_JSON);
-    if (hasFloat(type)) shortenFloats(type, o);
+    if (type !== lastType) {
+      lastHasFloat = hasFloat(type);
+      lastType = type;
+    }
+    if (lastHasFloat) shortenFloats(type, o);
     return o;
   } catch {
     // read again below for the error
