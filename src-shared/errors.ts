@@ -53,6 +53,8 @@ export const ERROR_CODES = [
   'invalid-record',
   /** Arguments that do not match the contract. */
   'invalid-argument',
+  /** A test-only method (`demo.*`) called on a bridge or app not started for tests (`testMethods` / KLX_TEST_METHODS=1). */
+  'test-only',
   /** The user cancelled a long job. */
   'cancelled',
   /** An operating-system I/O failure (disk full, permission denied...). */

@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import { appHandlers } from './app/app.ts';
 import { cleanupHandlers } from './cleanup/cleanup.ts';
 import { decodeHandlers } from './decode/decode.ts';
-import { demoHandlers } from './demo/demo.ts';
+import { demoHandlers, testMethodsFromEnv } from './demo/demo.ts';
 import { editHandlers } from './edit/edit.ts';
 import { createDispatch, type Dispatch } from './core/dispatch.ts';
 import { EventHub } from './core/events.ts';
@@ -33,13 +33,13 @@ import type { DecodeChoicesStore } from './core/decode-choices-store.ts';
 import type { ApiContext, Handlers } from './core/types.ts';
 
 /** Every contract method's handler, bound to `ctx`. */
-export function createApi(ctx: ApiContext): Handlers {
+export function createApi(ctx: ApiContext, testMethods = testMethodsFromEnv()): Handlers {
   return {
     ...appHandlers(ctx),
     ...fsHandlers(ctx),
     ...sessionHandlers(ctx),
     ...jobHandlers(ctx),
-    ...demoHandlers(ctx),
+    ...demoHandlers(ctx, testMethods),
     ...logHandlers(ctx),
     ...cleanupHandlers(ctx),
     ...sqlHandlers(ctx),
@@ -67,6 +67,12 @@ export interface ServerApiOptions {
    * changes made outside the app. Default off (the bridge and the Electron app turn it on).
    */
   watch?: FolderWatcherOptions | false;
+  /**
+   * Whether the test-only methods (`demo.*`: a sleeping job, touching a file's mtime) run; otherwise
+   * they answer `test-only`. Default: KLX_TEST_METHODS=1 in the environment (set by vitest's config
+   * and the e2e fixtures), else off.
+   */
+  testMethods?: boolean;
 }
 
 /** A context, its handlers and its dispatch. */
@@ -90,7 +96,7 @@ export function createServerApi(options: ServerApiOptions): ServerApi {
   };
   if (options.decodeChoices) configureDecodeChoices(ctx, options.decodeChoices);
   if (options.watch) startFolderWatchers(ctx, options.watch);
-  const handlers = createApi(ctx);
+  const handlers = createApi(ctx, options.testMethods ?? testMethodsFromEnv());
   return { ctx, handlers, dispatch: createDispatch(ctx, handlers) };
 }
 

@@ -94,6 +94,8 @@ export interface BridgeOptions {
   recentFile?: string;
   /** Follow the opened folders on disk (default on, with the watcher's defaults); `false` turns it off. */
   watch?: FolderWatcherOptions | false;
+  /** Run the test-only methods (`demo.*`); default KLX_TEST_METHODS=1 in the environment, else they answer `test-only`. */
+  testMethods?: boolean;
 }
 
 /** A running bridge. */
@@ -178,6 +180,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     decodeChoices: fileDecodeChoicesStore(decodeChoicesFile(options.dataDir ?? appDataDir())),
     recent: options.recentFile !== undefined ? fileRecentStore(options.recentFile) : undefined,
     watch: options.watch ?? {},
+    ...(options.testMethods !== undefined ? { testMethods: options.testMethods } : {}),
   });
   const readOnly = options.readOnly;
   const unconfined: DispatchOptions = { readOnly };

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src-shared/csp.ts';
 import { METHOD_NAMES, contract } from '../../src-shared/contract.ts';
+import { testMethodsFromEnv } from '../../src-main/api/demo/demo.ts';
 import { MAX_BODY_BYTES, startBridge, type Bridge, type BridgeOptions } from '../../src-main/bridge/server.ts';
 import { openEvents, post, rawRequest, tempDir } from './helpers.ts';
 
@@ -284,6 +285,27 @@ describe('paths outside the opened folders', () => {
       expect(message).toContain(`\`klx serve ${confined.roots[0]} `);
     }
     expect(statSync(secret).mtimeMs).toBe(old.getTime());
+  });
+
+  it('test-only methods: a bridge not started for tests refuses demo.touch and demo.sleepJob (test-only) and touches nothing, even with "Open for writing" on', async () => {
+    expect(testMethodsFromEnv({})).toBe(false);
+    expect(testMethodsFromEnv({ KLX_TEST_METHODS: '0' })).toBe(false);
+    expect(testMethodsFromEnv({ KLX_TEST_METHODS: '1' })).toBe(true);
+    const normal = await bridgeWith({ roots: [root], testMethods: false });
+    const file = join(root, 'topic-0', 'a.log');
+    const old = new Date('2004-04-04T00:00:00Z');
+    utimesSync(file, old, old);
+    expect((await post(normal, 'session.setWriteMode', { enabled: true })).body).toMatchObject({ ok: true, result: { enabled: true } });
+    const touch = await post(normal, 'demo.touch', { path: file });
+    expect(touch.body).toMatchObject({ ok: false, error: { code: 'test-only', message: 'demo.touch is a test-only method, not available on this bridge or app (tests start it with testMethods, or KLX_TEST_METHODS=1)' } });
+    expect(statSync(file).mtimeMs).toBe(old.getTime());
+    expect((await post(normal, 'demo.sleepJob', { ticks: 1, intervalMs: 0 })).body).toMatchObject({ ok: false, error: { code: 'test-only' } });
+    // The same call on a bridge started for tests touches the file.
+    const forTests = await bridgeWith({ roots: [root], testMethods: true });
+    expect((await post(forTests, 'session.setWriteMode', { enabled: true })).body).toMatchObject({ ok: true });
+    expect((await post(forTests, 'demo.touch', { path: file })).body).toMatchObject({ ok: true });
+    expect(statSync(file).mtimeMs).toBeGreaterThan(old.getTime());
+    expect((await post(forTests, 'demo.sleepJob', { ticks: 1, intervalMs: 0 })).body).toMatchObject({ ok: true });
   });
 
   it('demo.touch follows the write gate: refused (read-only) and nothing touched until "Open for writing" is on (issue 17, defect 11)', async () => {

@@ -51,12 +51,12 @@ export const test = base.extend<Fixtures>({
     rmSync(dir, { recursive: true, force: true });
   },
   bridge: async ({}, use) => {
-    const bridge = await startBridge({ readOnly: false, roots: [], rendererDir: RENDERER_DIR });
+    const bridge = await startBridge({ readOnly: false, roots: [], rendererDir: RENDERER_DIR, testMethods: true });
     await use(bridge);
     await bridge.close();
   },
   readOnlyBridge: async ({ logDir }, use) => {
-    const bridge = await startBridge({ readOnly: true, roots: [logDir], rendererDir: RENDERER_DIR });
+    const bridge = await startBridge({ readOnly: true, roots: [logDir], rendererDir: RENDERER_DIR, testMethods: true });
     await use(bridge);
     await bridge.close();
   },

@@ -112,6 +112,12 @@ function invalid(method: string, error: z.ZodError): ErrorInfo {
   };
 }
 
+/**
+ * Marks a handler that refuses every call before anything runs (no job is started): its value is the
+ * `test-only` message. Set on the `demo.*` handlers of a context not started for tests (demo.ts).
+ */
+export const REFUSED_METHOD = Symbol('refused method');
+
 /** Builds `dispatch` over the handlers of a context. */
 export function createDispatch(ctx: ApiContext, handlers: Handlers, dispatchOptions: CreateDispatchOptions = {}): Dispatch {
   const responseCheck = dispatchOptions.responseCheck ?? defaultResponseCheck();
@@ -121,6 +127,8 @@ export function createDispatch(ctx: ApiContext, handlers: Handlers, dispatchOpti
         return { ok: false, error: { code: 'invalid-argument', message: `unknown method: ${String(method)}` } };
       }
       const spec = contract[method];
+      const refusal = (handlers[method] as { [REFUSED_METHOD]?: string })[REFUSED_METHOD];
+      if (refusal !== undefined) return { ok: false, error: { code: 'test-only', message: refusal } };
       if (spec.write && options.readOnly) {
         return { ok: false, error: { code: 'read-only', message: `${method} changes files and is refused: opened read-only` } };
       }
