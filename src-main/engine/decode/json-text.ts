@@ -5,6 +5,35 @@
  * decoder's `text` output and by the SQL tables' JSON columns.
  */
 
+/**
+ * The JSON of a float/double that JSON has no number for: `"NaN"`, `"Infinity"`, `"-Infinity"`
+ * (proto3's JSON mapping; Jackson's default `WRITE_NAN_AS_STRINGS`, under Avro's `JsonEncoder` and
+ * Kafka's JSON tools), never `null` (`JSON.stringify`'s choice, which hides it among real nulls).
+ * Every decoder turns non-finite numbers into these strings, so decoded JSON holds none.
+ */
+export function nonFinite(v: number): string {
+  return v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}
+
+/** A decoded float64: the number itself, or {@link nonFinite}'s string. */
+export function jsonDouble(v: number): number | string {
+  return v - v === 0 ? v : nonFinite(v);
+}
+
+/**
+ * The number with the fewest significant digits that is the same float32 as `v` (a float32 value
+ * widened to a double): `0.1` for the float32 nearest 0.1, whose double is 0.10000000149011612.
+ * What Java's `Float.toString` and Python's `json_format` aim at; JavaScript has no float32 printer.
+ */
+export function shortestFloat32(v: number): number {
+  if (v === 0 || v - v !== 0 || String(v).length <= 8) return v; // short already (21.5, -3.25, 1e+30)
+  for (let p = 1; p < 9; p++) {
+    const x = Number(v.toPrecision(p));
+    if (Math.fround(x) === v) return x;
+  }
+  return v;
+}
+
 /** Base64 of bytes (standard alphabet, padded). */
 export function base64Of(b: Uint8Array): string {
   let bin = '';

@@ -24,6 +24,7 @@ interface Fixture {
   avro: { body: string; json: string }[];
   proto: string;
   protoRows: { body: string; dict: Record<string, unknown> }[];
+  primitives: { float: string; double: string; msgpack: string; floatJson: string; doubleJson: string }[];
 }
 const fx = JSON.parse(execFileSync('/usr/bin/python3', [join(REPO_ROOT, 'test/engine/decode/fixtures/encode_special_values.py')], { encoding: 'utf8' })) as Fixture;
 const formats = defaultFormatRegistry();
@@ -75,6 +76,16 @@ describe('Protobuf: float/double NaN and Infinity as proto3 JSON strings (python
     const d = decodeBytes(formats, framed(32, bytes(fx.protoRows[i]!.body), [0]), ctx(registry()));
     expect(d.error).toBeUndefined();
     expect(d.json).toEqual(fx.protoRows[i]!.dict);
+  });
+});
+
+describe("Kafka's FloatSerializer/DoubleSerializer bytes and MessagePack floats (python struct)", () => {
+  it.each([0, 1, 2, 3, 4])('value %i: NaN/Infinity as strings (were null), a float as its shortest float32 form', (i) => {
+    const p = fx.primitives[i]!;
+    const r = registry();
+    expect(decodeBytes(formats, bytes(p.float), ctx(r), 'float').jsonText).toBe(p.floatJson);
+    expect(decodeBytes(formats, bytes(p.double), ctx(r), 'double').jsonText).toBe(p.doubleJson);
+    expect(decodeBytes(formats, bytes(p.msgpack), ctx(r), 'msgpack').jsonText).toBe(`{"v":${p.doubleJson}}`);
   });
 });
 

@@ -34,6 +34,7 @@ import { createRequire } from 'node:module';
 import { inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { asBuffer } from '../../format/bytes.ts';
+import { nonFinite, shortestFloat32 } from '../json-text.ts';
 // avsc's own cursor class (its public API has none); typed where used, see AvroDatumReader.
 // @ts-expect-error avsc ships no types for lib/utils.js
 import avscUtils from 'avsc/lib/utils.js';
@@ -59,10 +60,6 @@ const exactLong = avro.types.LongType.__with({
   compare: (a: number | bigint, b: number | bigint) => (a < b ? -1 : a > b ? 1 : 0),
 });
 
-/** The JSON text of a non-finite float/double (see the module comment). */
-function nonFinite(v: number): string {
-  return v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-}
 
 /** avsc's cursor, as the types' `_read` see it. */
 interface FloatTap {
@@ -76,20 +73,6 @@ class JsonDoubleType extends avro.types.DoubleType {
     const v = tap.readDouble();
     return v - v === 0 ? v : nonFinite(v);
   }
-}
-
-/**
- * The number with the fewest significant digits that is the same float32 as `v` (a float32 value
- * widened to a double): `0.1` for the float32 nearest 0.1, whose double is 0.10000000149011612.
- * What Java's `Float.toString` and Python's `json_format` aim at; JavaScript has no float32 printer.
- */
-export function shortestFloat32(v: number): number {
-  if (v === 0 || v - v !== 0 || String(v).length <= 8) return v; // short already (21.5, -3.25, 1e+30)
-  for (let p = 1; p < 9; p++) {
-    const x = Number(v.toPrecision(p));
-    if (Math.fround(x) === v) return x;
-  }
-  return v;
 }
 
 /** `float` read as its shortest number ({@link shortestFloat32}), or the string `"NaN"` / `"Infinity"` / `"-Infinity"`. */

@@ -5,7 +5,7 @@
  */
 import { Unpackr } from 'msgpackr';
 import { FormatError, type Detection, type Format, type FormatOutput } from '../format.ts';
-import { parseJsonExact } from '../json-text.ts';
+import { jsonDouble, parseJsonExact } from '../json-text.ts';
 import { utf8Text } from '../utf8.ts';
 import { exactLong } from './primitives.ts';
 
@@ -78,8 +78,10 @@ export const jsonFormat: Format = {
 
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'bigint' });
 
+/** msgpackr's value as decoded JSON: int64 exact, maps as objects, dates as ISO text, NaN/±Infinity as strings (json-text.ts nonFinite). */
 function normalise(v: unknown): unknown {
   if (typeof v === 'bigint') return exactLong(v);
+  if (typeof v === 'number') return jsonDouble(v);
   if (Array.isArray(v)) return v.map(normalise);
   if (v instanceof Uint8Array || v === null || typeof v !== 'object') return v;
   if (v instanceof Map) {

@@ -9,7 +9,7 @@
  * {@link FormatError} (`invalid`): "long: needs 8 bytes, got 5".
  */
 import { FormatError, type Detection, type Format, type FormatOutput } from '../format.ts';
-import { base64Of } from '../json-text.ts';
+import { base64Of, jsonDouble, nonFinite, shortestFloat32 } from '../json-text.ts';
 import { utf8Text, invalidUtf8At } from '../utf8.ts';
 
 function dv(b: Uint8Array): DataView {
@@ -57,7 +57,7 @@ export const stringFormat: Format = {
   },
 };
 
-function fixed(name: string, title: string, size: number, confidence: number, read: (v: DataView) => number | bigint | boolean, what: string): Format {
+function fixed(name: string, title: string, size: number, confidence: number, read: (v: DataView) => number | bigint | boolean | string, what: string): Format {
   const sized: Detection = { confidence, reason: `${size} byte${size === 1 ? '' : 's'}: ${what}` };
   return {
     name,
@@ -76,8 +76,14 @@ function fixed(name: string, title: string, size: number, confidence: number, re
 export const shortFormat = fixed('short', 'Short (int16, big-endian)', 2, 0.25, (v) => v.getInt16(0), "a big-endian int16 as Kafka's ShortSerializer writes");
 export const intFormat = fixed('int', 'Integer (int32, big-endian)', 4, 0.3, (v) => v.getInt32(0), "a big-endian int32 as Kafka's IntegerSerializer writes");
 export const longFormat = fixed('long', 'Long (int64, big-endian)', 8, 0.3, (v) => exactLong(v.getBigInt64(0)), "a big-endian int64 as Kafka's LongSerializer writes");
-export const floatFormat = fixed('float', 'Float (IEEE 754, 32-bit)', 4, 0.1, (v) => v.getFloat32(0), "a big-endian float as Kafka's FloatSerializer writes");
-export const doubleFormat = fixed('double', 'Double (IEEE 754, 64-bit)', 8, 0.1, (v) => v.getFloat64(0), "a big-endian double as Kafka's DoubleSerializer writes");
+// NaN/±Infinity as "NaN"/"Infinity"/"-Infinity" (json-text.ts nonFinite); a float as its shortest
+// float32 form (0.1, as Java's Float.toString prints what FloatDeserializer returns).
+function float32Json(v: DataView): number | string {
+  const x = v.getFloat32(0);
+  return x - x === 0 ? shortestFloat32(x) : nonFinite(x);
+}
+export const floatFormat = fixed('float', 'Float (IEEE 754, 32-bit)', 4, 0.1, float32Json, "a big-endian float as Kafka's FloatSerializer writes");
+export const doubleFormat = fixed('double', 'Double (IEEE 754, 64-bit)', 8, 0.1, (v) => jsonDouble(v.getFloat64(0)), "a big-endian double as Kafka's DoubleSerializer writes");
 
 const ONE_BYTE_BOOLEAN: Detection = { confidence: 0.3, reason: "one byte 0 or 1, as Kafka's BooleanSerializer writes" };
 

@@ -15,7 +15,8 @@
 import protobuf from 'protobufjs';
 import { FormatError } from '../format.ts';
 import type { SchemaEntry, SchemaLookup } from '../schemas/schema-registry.ts';
-import { describe, shortestFloat32 } from './avro.ts';
+import { shortestFloat32 } from '../json-text.ts';
+import { describe } from './avro.ts';
 
 /** A compiled .proto file: its top-level messages in declaration order (message index 0, 1, …). */
 export interface ProtoFile {
