@@ -826,7 +826,7 @@ export const contract = {
     write: false,
   }),
   'decode.setSchema': call({
-    doc: "Gives schema files (their names and texts: `.avsc`, `.proto`, `.json` JSON Schema; the first is the schema, the others what it imports) for a topic's keys or values in the opened folder holding `path`, or removes them (`schema: null`). Kept with the format choices in the app settings (never in the opened folder); plain Avro of that topic side and Confluent-framed records whose schema id no `_schemas` topic knows are read with it, in the table, inspector, search and SQL. Errors: `invalid-argument` naming the file when it does not compile or is over 1 MiB.",
+    doc: "Gives schema files (their names and texts: `.avsc`, `.proto`, `.json` JSON Schema; the first is the schema, the others what it imports) for a topic's keys or values in the opened folder holding `path`, or removes them (`schema: null`). Kept with the format choices in the app settings (never in the opened folder); plain Avro of that topic side and Confluent-framed records whose schema id no `_schemas` topic knows are read with it, in the table, inspector, search and SQL. Errors: `invalid-argument` naming the file when it does not compile, is over 1 MiB, or is not imported by the `.proto` schema (it would never be read).",
     request: z.strictObject({ path: pathText, topic: z.string().min(1).max(249), side: decodeSide, schema: userSchema.nullable() }),
     response: choicesOfFolder,
     write: false,

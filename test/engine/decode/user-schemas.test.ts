@@ -94,5 +94,11 @@ describe('schema files given for a topic side', () => {
     expect(refused({ files: [file('payments.proto')] })?.[2]).toContain('import "common/money.proto" has no reference');
     expect(refused({ files: [{ name: 'big.json', text: `{"description": "${'x'.repeat(1 << 20)}"}` }] })?.[2]).toBe(`the schema files hold ${(1 << 20) + 19} bytes; at most 1048576 are kept per topic side`);
     expect(refused({ files: [file('event.schema.json')] })).toBeNull();
+    // A file the .proto does not import would never be read: refused, naming it (was kept silently).
+    expect(refused({ files: [file('payments.proto'), file('common/money.proto'), file('order.avsc')] })).toEqual([
+      'invalid-argument',
+      'order.avsc',
+      'payments.proto does not import this file (directly or through the others given), so it would never be read: give the schema first, then only the files it imports',
+    ]);
   });
 });

@@ -73,9 +73,9 @@ export function userSchemaLayer(choices: FormatChoices): { schemas: [string, 'ke
 
 /**
  * Checks that `schema` can be used for `topic`'s `side`: at least one file, names ending in `.avsc`,
- * `.proto` or `.json`, at most {@link MAX_USER_SCHEMA_BYTES} of text, and the first file compiles
- * with the others (Avro with avsc, Protobuf with protobufjs and at least one message, JSON Schema as
- * a JSON object).
+ * `.proto` or `.json`, at most {@link MAX_USER_SCHEMA_BYTES} of text, every other file imported by
+ * a `.proto` schema (none left unread), and the first file compiles with the others (Avro with
+ * avsc, Protobuf with protobufjs and at least one message, JSON Schema as a JSON object).
  * @throws KlxError `invalid-argument` naming the file and the reason.
  */
 export function checkUserSchema(topic: string, side: 'key' | 'value', schema: UserSchema): void {
@@ -87,6 +87,24 @@ export function checkUserSchema(topic: string, side: 'key' | 'value', schema: Us
   }
   if (bytes > MAX_USER_SCHEMA_BYTES) throw new KlxError('invalid-argument', `the schema files hold ${bytes} bytes; at most ${MAX_USER_SCHEMA_BYTES} are kept per topic side`, { file: schema.files[0]!.name });
   const { main, deps } = entriesOf(topic, side, schema);
+  if (main.schemaType === 'PROTOBUF') {
+    // A file the .proto does not import (directly or through another file given) would never be read.
+    const reached = new Set<string>([main.subject]);
+    const visit = (e: SchemaEntry) => {
+      for (const r of e.references) {
+        if (reached.has(r.subject)) continue;
+        reached.add(r.subject);
+        const d = deps.find((x) => x.subject === r.subject);
+        if (d) visit(d);
+      }
+    };
+    visit(main);
+    const unused = deps.findIndex((d) => !reached.has(d.subject));
+    if (unused >= 0) {
+      const name = schema.files[unused + 1]!.name;
+      throw new KlxError('invalid-argument', `${schema.files[0]!.name} does not import this file (directly or through the others given), so it would never be read: give the schema first, then only the files it imports`, { file: name });
+    }
+  }
   const registry = new SchemaRegistry();
   registry.setUserSchemas([[topic, side, main]], deps);
   const name = schema.files[0]!.name;
