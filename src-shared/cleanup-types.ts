@@ -56,6 +56,8 @@ export const cleanupSegment = z.object({
   /** Offset span `[first batch's baseOffset, last batch's lastOffset]`, null when empty. */
   firstOffset: offsetText.nullable(),
   lastOffset: offsetText.nullable(),
+  /** Retention: the rule of UnifiedLog.deleteOldSegments that deletes this segment, and its evidence. */
+  deletedBy: z.object({ rule: z.enum(['log-start-offset', 'retention.bytes', 'retention.ms']), evidence: z.string() }).optional(),
 });
 
 /** Totals over a set of segments. */

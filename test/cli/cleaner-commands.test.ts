@@ -35,6 +35,29 @@ function logWith3Segments(): { logDir: string; dir: string } {
 }
 
 describe('klx cleaner commands', () => {
+  it('retention with retention.bytes and retention.ms both firing: each deleted segment names its rule, and no note says a rule stops at a segment a later rule deletes', () => {
+    const { logDir } = logWith3Segments();
+    const trashDir = tempDir('klx-trash-');
+    // 1,653 bytes in 3 segments (720, 720, 213): retention.bytes 900 leaves an excess of 753, so the size step takes
+    // segment 0 (720 bytes) and stops at segment 10 (720 > the 33 left); the time step (now 100000, retention.ms 1000)
+    // then takes segment 10 (max timestamp 2000) and stops at segment 20 (max timestamp 99000: 1 s old, not above 1 s).
+    const r = klx(['retention', logDir, '--retention-bytes', '900', '--retention-ms', '1000', '--now', '100000', '--dry-run'], trashDir);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('  delete '))).toEqual([
+      '  delete 00000000000000000000.log: 720 bytes, 10 records in 10 batches, offsets 0..9 — by retention.bytes: excess 753 bytes over retention.bytes 900 − its 720 bytes ≥ 0? yes',
+      '  delete 00000000000000000010.log: 720 bytes, 10 records in 10 batches, offsets 10..19 — by retention.ms: max timestamp t=2000 ms is 98 s old > retention.ms 1000 (1000 ms)? yes',
+    ]);
+    expect(r.stdout).not.toContain('size retention stops at segment 10');
+    expect(r.stdout).toContain('time retention stops at segment 20');
+    expect(r.stdout).toContain("segments deleted by rule, in UnifiedLog.deleteOldSegments' order: retention.bytes 1, retention.ms 1");
+    const j = JSON.parse(klx(['retention', logDir, '--retention-bytes', '900', '--retention-ms', '1000', '--now', '100000', '--dry-run', '--json'], trashDir).stdout);
+    expect(j.partitions[0].report.segments.deleted.map((x: { baseOffset: number; deletedBy: string }) => [x.baseOffset, x.deletedBy])).toEqual([
+      [0, 'retention.bytes'],
+      [10, 'retention.ms'],
+    ]);
+  });
+
   it('klx retention --dry-run --json plans without touching; the run deletes, klx trash lists, klx undo restores every byte', () => {
     const { logDir, dir } = logWith3Segments();
     const trashDir = tempDir('klx-trash-');

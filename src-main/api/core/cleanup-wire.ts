@@ -24,7 +24,7 @@ function rangeWire(r: OffsetRange): WireRange {
 }
 
 function segmentWire(x: SegmentSummary): CleanupSegment {
-  return { baseOffset: s(x.baseOffset), file: x.file, bytes: x.bytes, records: x.records, batches: x.batches, firstOffset: sn(x.firstOffset), lastOffset: sn(x.lastOffset) };
+  return { baseOffset: s(x.baseOffset), file: x.file, bytes: x.bytes, records: x.records, batches: x.batches, firstOffset: sn(x.firstOffset), lastOffset: sn(x.lastOffset), ...(x.deletedBy ? { deletedBy: x.deletedBy } : {}) };
 }
 
 /** A report on the wire (see `cleanupReport` in `cleanup-types.ts`). */

@@ -136,7 +136,16 @@ export interface SegmentSummary {
   /** Offset span `[baseOffset of the first batch, lastOffset of the last batch]`, or null when empty. */
   firstOffset: bigint | null;
   lastOffset: bigint | null;
+  /**
+   * Retention only: the rule that deletes this segment (`log-start-offset`, `retention.bytes`,
+   * `retention.ms`: the first of UnifiedLog.deleteOldSegments' steps whose prefix takes it) and that
+   * rule's evidence ("max timestamp … is 3.00 days old > retention.ms … ? yes").
+   */
+  deletedBy?: { rule: RetentionRule; evidence: string };
 }
+
+/** The rules of UnifiedLog.deleteOldSegments, by Kafka's config names. */
+export type RetentionRule = 'log-start-offset' | 'retention.bytes' | 'retention.ms';
 
 /** Totals over a set of segments. */
 export interface Totals {
@@ -259,6 +268,7 @@ function segJson(s: SegmentSummary): Record<string, unknown> {
     batches: s.batches,
     firstOffset: s.firstOffset === null ? null : int64Json(s.firstOffset),
     lastOffset: s.lastOffset === null ? null : int64Json(s.lastOffset),
+    ...(s.deletedBy ? { deletedBy: s.deletedBy.rule, deletedByEvidence: s.deletedBy.evidence } : {}),
   };
 }
 
@@ -387,7 +397,8 @@ export function reportText(r: CleanerReport): string[] {
   }
   lines.push(`${r.topic}-${r.partition}: ${what}${r.dryRun ? ' — plan, nothing changed' : ''}`);
   const seg = (verb: string, s: SegmentSummary) =>
-    `  ${verb} ${s.file}: ${n(s.bytes)} bytes, ${n(s.records)} records in ${n(s.batches)} batches${s.firstOffset !== null ? `, offsets ${s.firstOffset}..${s.lastOffset}` : ''}`;
+    `  ${verb} ${s.file}: ${n(s.bytes)} bytes, ${n(s.records)} records in ${n(s.batches)} batches${s.firstOffset !== null ? `, offsets ${s.firstOffset}..${s.lastOffset}` : ''}` +
+    (s.deletedBy ? ` — by ${s.deletedBy.rule}: ${s.deletedBy.evidence}` : '');
   for (const s of r.segments.deleted) lines.push(seg(r.dryRun ? 'delete' : 'deleted', s));
   for (const s of r.segments.rewritten) lines.push(seg(r.dryRun ? 'rewrite' : 'rewrote', s));
   for (const s of r.segments.created) lines.push(seg(r.dryRun ? 'create' : 'created', s));

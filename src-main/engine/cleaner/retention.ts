@@ -14,6 +14,11 @@
  *    `excess − its size ≥ 0`, reducing the excess;
  * 3. time (policy includes `delete`, `retention.ms` ≥ 0): a segment goes when
  *    `now − largestTimestamp > retention.ms` (strictly; see `segment-times.ts`).
+ * This is the order of UnifiedLog.deleteOldSegments in Kafka 4.x (storage module, UnifiedLog.java:
+ * deleteLogStartOffsetBreachedSegments, then deleteRetentionSizeBreachedSegments, then
+ * deleteRetentionMsBreachedSegments); Kafka 2.x–3.x (Log.scala, UnifiedLog.scala) ran time, size, then
+ * log start offset. Each deleted segment records the rule whose step took it (`deletedBy`), and a
+ * "X retention stops at segment S" note is dropped when a later rule deletes S.
  * Common to all: only a prefix of segments goes (the walk stops at the first segment that fails, so
  * a future timestamp blocks its segment and every later one, B08); a segment qualifies only if its
  * upper bound (next base offset, or the log end offset) ≤ the high watermark; an empty last segment
@@ -52,7 +57,7 @@ import { acquireLock, WRITER_LOCK_FILE } from '../log/log-lock.ts';
 import { PartitionLog } from '../log/partition-log.ts';
 import type { TopicConfig } from '../log/topic-config.ts';
 import type { LogSegment } from '../segment/log-segment.ts';
-import { OffsetRangeList, summarizeLogFile, totalsOf, type CleanerReport, type RunContext, type SegmentSummary } from './cleaner-plan.ts';
+import { OffsetRangeList, summarizeLogFile, totalsOf, type CleanerReport, type RetentionRule, type RunContext, type SegmentSummary } from './cleaner-plan.ts';
 import { readCheckpointEntry, setCheckpointEntry } from './checkpoint-entries.ts';
 import { FileSteps, ioErrorOf, SimulatedCrash } from './file-steps.ts';
 import { largestTimestamp } from './segment-times.ts';
@@ -80,6 +85,8 @@ export interface RetentionDecision {
   now: number;
   /** Segments that go, oldest first (the active one included when rolled). */
   deleted: LogSegment[];
+  /** Per segment of `deleted` (same order): the rule whose step takes it, and that rule's evidence. */
+  deletedBy: { rule: RetentionRule; evidence: string }[];
   /** An empty active segment must be rolled at `logEndOffset` first. */
   roll: boolean;
   logStartOffsetBefore: bigint;
@@ -157,6 +164,13 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
     l.push(why);
     stops.set(seg, l);
   };
+  // "X retention stops at segment S" notes, kept only if no later rule deletes S (else the note would
+  // say a segment stays that goes: size stopping at S while time then takes S and every later one).
+  const stopNotes: { seg: LogSegment; at: number }[] = [];
+  const stopNote = (seg: LogSegment, text: string) => {
+    stopNotes.push({ seg, at: notes.length });
+    notes.push(text);
+  };
   const step = (name: string, pred: (seg: LogSegment, next: LogSegment | null | undefined, index: number) => { ok: boolean; why?: string; evidence?: string }): void => {
     const take: LogSegment[] = [];
     const reason: DecisionReason = name === 'time' ? 'retention-time' : name === 'size' ? 'retention-size' : 'retention-log-start';
@@ -167,19 +181,19 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
       const isLastAndEmpty = next === undefined && seg.size === 0;
       const upper = next !== undefined ? baseOf(next) : leo;
       if (isLastAndEmpty) {
-        if (take.length > 0 || name === 'time') notes.push(`${name} retention stops at segment ${seg.baseOffset}: an empty last segment is never deleted`);
+        if (take.length > 0 || name === 'time') stopNote(seg, `${name} retention stops at segment ${seg.baseOffset}: an empty last segment is never deleted`);
         stopAt(seg, `${name} retention: an empty last segment is never deleted`);
         break;
       }
       if (hw < upper) {
         const r = pred(seg, next, i);
-        if (r.ok) notes.push(`${name} retention stops at segment ${seg.baseOffset}: its records run to offset ${upper - 1n}, at or beyond the high watermark ${hw}`);
+        if (r.ok) stopNote(seg, `${name} retention stops at segment ${seg.baseOffset}: its records run to offset ${upper - 1n}, at or beyond the high watermark ${hw}`);
         stopAt(seg, r.ok ? `${name} retention: ${r.evidence ?? 'it qualifies'}, but its records run to offset ${upper - 1n}, at or beyond the high watermark ${hw}` : `${name} retention: ${r.evidence ?? r.why ?? 'it does not qualify'}`);
         break;
       }
       const r = pred(seg, next, i);
       if (!r.ok) {
-        if (r.why) notes.push(`${name} retention stops at segment ${seg.baseOffset}: ${r.why}`);
+        if (r.why) stopNote(seg, `${name} retention stops at segment ${seg.baseOffset}: ${r.why}`);
         stopAt(seg, `${name} retention: ${r.evidence ?? r.why ?? 'it does not qualify'}`);
         break;
       }
@@ -239,6 +253,16 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
       });
     }
   }
+  const goneLater = new Set(stopNotes.filter((x) => takenBy.has(x.seg)).map((x) => x.at));
+  const keptNotes = notes.filter((_n, i) => !goneLater.has(i));
+  notes.length = 0;
+  notes.push(...keptNotes);
+  const rules = new Map<RetentionRule, number>();
+  for (const seg of deleted) {
+    const rule = RULE_OF[takenBy.get(seg)!.reason as keyof typeof RULE_OF];
+    rules.set(rule, (rules.get(rule) ?? 0) + 1);
+  }
+  if (rules.size > 1) notes.push(`segments deleted by rule, in UnifiedLog.deleteOldSegments' order: ${[...rules].map(([r, c]) => `${r} ${c}`).join(', ')} (each line above names its rule)`);
   const decisions = opts.decisions ?? (opts.explain ? new DecisionLog(opts.explain) : undefined);
   if (decisions) {
     const rm = cfg['retention.ms'];
@@ -265,8 +289,15 @@ export function decideRetention(log: PartitionLog, opts: RetentionOptions = {}):
       decisions.add({ subject: 'segment', ...span, decision: 'keep', reason: 'after-prefix', evidence });
     });
   }
-  return { log, now, deleted, roll, logStartOffsetBefore: logStartBefore, logStartOffsetAfter: logStart, logEndOffset: leo, highWatermark: hw, notes, ...(decisions ? { decisions } : {}) };
+  const deletedBy = deleted.map((seg) => {
+    const t = takenBy.get(seg)!;
+    return { rule: RULE_OF[t.reason as keyof typeof RULE_OF], evidence: t.evidence };
+  });
+  return { log, now, deleted, deletedBy, roll, logStartOffsetBefore: logStartBefore, logStartOffsetAfter: logStart, logEndOffset: leo, highWatermark: hw, notes, ...(decisions ? { decisions } : {}) };
 }
+
+/** The Kafka config name of each retention decision reason. */
+const RULE_OF = { 'retention-log-start': 'log-start-offset', 'retention-size': 'retention.bytes', 'retention-time': 'retention.ms' } as const satisfies Partial<Record<DecisionReason, RetentionRule>>;
 
 /** "max timestamp 1.28 h old > retention.ms 2 h? no" (Kafka's `deleteRetentionMsBreachedSegments` test). */
 function timeEvidence(ts: bigint, age: bigint, retentionMs: bigint, src: string): string {
@@ -313,7 +344,7 @@ export function retentionReport(d: RetentionDecision, dryRun: boolean, measured?
     deletedSummaries = measured.planned.segments.deleted;
     removedRecords = measured.planned.removed;
   } else {
-    deletedSummaries = d.deleted.map((s) => summarizeLogFile(s.files.log, s.baseOffset, segmentFileName(s.baseOffset, '.log')));
+    deletedSummaries = d.deleted.map((s, i) => ({ ...summarizeLogFile(s.files.log, s.baseOffset, segmentFileName(s.baseOffset, '.log')), deletedBy: d.deletedBy[i]! }));
     const removed = new OffsetRangeList();
     d.deleted.forEach((seg, i) => {
       const sum = deletedSummaries[i]!;

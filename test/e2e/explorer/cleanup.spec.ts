@@ -191,6 +191,8 @@ test('retention with the now override: old segments go, logStartOffset moves; an
   await expect(page.getByTestId('hole-map')).toHaveAttribute('data-planned', '0-39:retention');
   await expect(page.getByTestId('cleanup-notes')).toContainText('time retention stops at segment 40');
   expect(await page.locator('[data-testid=cleanup-seg-row]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-action')}:${e.getAttribute('data-base')}`))).toEqual(['delete:0', 'delete:20']);
+  // Each deleted segment names the rule of UnifiedLog.deleteOldSegments that deletes it.
+  expect(await page.getByTestId('cleanup-seg-rule').allTextContents()).toEqual([' by retention.ms', ' by retention.ms']);
   await page.screenshot({ path: `${SCREENSHOTS}/cleanup-retention.png` });
 
   await page.getByTestId('write-mode').click();
