@@ -72,7 +72,7 @@ describe('Confluent framing, bodies written by python3-avro / python3-protobuf',
     const old = decodeBytes(formats, v[6]!.value, ctx('orders'));
     expect([old.json, old.schemaId, old.reason.includes('soft-deleted')]).toEqual(['still here', 21, true]);
     const none = decodeBytes(formats, v[0]!.value, ctx('orders', null), 'confluent');
-    expect(none.error).toBe('unknown schema id 7 (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids; map a file with --schemas ID=FILE)');
+    expect(none.error).toBe('unknown schema id 7 (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids: give a schema file for this topic (Schemas in the records header), or klx fetch --schemas ID=FILE)');
   });
 
   it('Protobuf: message indexes [1], [1,0], [0] (the single 0 byte), imports by reference and well-known types; equals json_format.MessageToDict', () => {

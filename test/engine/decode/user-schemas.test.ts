@@ -47,7 +47,7 @@ describe('schema files given for a topic side', () => {
     // Keys are not given a schema: unchanged.
     expect(dec.decode('orders', 'key', new Uint8Array([0, 0, 0, 0, 7, 2])).error).toMatch(/^unknown schema id 7/);
     dec.setChoices({});
-    expect(dec.decode('orders', 'value', v[0]!).error).toBe('unknown schema id 7 (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids; map a file with --schemas ID=FILE)');
+    expect(dec.decode('orders', 'value', v[0]!).error).toBe('unknown schema id 7 (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids: give a schema file for this topic (Schemas in the records header), or klx fetch --schemas ID=FILE)');
   });
 
   it('a schema id the _schemas topic knows wins over the file given for the topic', () => {

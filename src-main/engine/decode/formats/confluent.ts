@@ -100,7 +100,7 @@ export const confluentFormat: Format = {
       const e = schemaOf(id, ctx);
       if (!e) {
         const none = !ctx.schemas || ctx.schemas.all().length === 0;
-        throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids; map a file with --schemas ID=FILE)' : ''}`);
+        throw new FormatError('unknown-schema', 1, `unknown schema id ${id}${none ? ' (no schema has an id: no _schemas topic in the opened folders, and no schema file or registry export gives ids: give a schema file for this topic (Schemas in the records header), or klx fetch --schemas ID=FILE)' : ''}`);
       }
       const reader = bodyReader(e, id, ctx);
       const json = reader.read(b);
