@@ -488,7 +488,7 @@ function registerCompact(program: Command): void {
     })
     .option(
       '--key-hash <hash>',
-      "the offset map's key digest: murmur3 (MurmurHash3 x86_128, the default, about 9 times cheaper) or md5 (as a broker's SkimpyOffsetMap: the same survivors as a broker even for keys crafted to collide; MurmurHash3 has seed-independent multicollisions, so crafted keys could make murmur3 drop a record a broker keeps)",
+      "the offset map's key digest: murmur3 (MurmurHash3 x86_128, the default, about 7 times cheaper per key than md5: npm run bench -- compaction) or md5 (as a broker's SkimpyOffsetMap: the same survivors as a broker even for keys crafted to collide; MurmurHash3 has seed-independent multicollisions, so crafted keys could make murmur3 drop a record a broker keeps)",
       (v: string) => {
         if (v !== 'murmur3' && v !== 'md5') throw new InvalidArgumentError(`--key-hash must be murmur3 or md5, got "${v}"`);
         return v;

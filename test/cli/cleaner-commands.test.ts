@@ -64,6 +64,9 @@ describe('klx cleaner commands', () => {
     const before = files(dir);
     const plan = klx(['retention', logDir, '--retention-ms', '1000', '--now', '100000', '--dry-run', '--json'], trashDir);
     expect(plan.status).toBe(0);
+    // One compact JSON line, like every other --json (it was pretty-printed over many lines).
+    expect(plan.stdout.split('\n')).toHaveLength(2);
+    expect(plan.stdout.endsWith('}\n')).toBe(true);
     const p = JSON.parse(plan.stdout);
     expect(p.dryRun).toBe(true);
     const rep = p.partitions[0].report;
@@ -83,6 +86,7 @@ describe('klx cleaner commands', () => {
     expect(r.stdout).toMatch(/deleted 00000000000000000000\.log: 720 bytes, 10 records/);
     expect(readFileSync(join(logDir, 'log-start-offset-checkpoint'), 'utf8')).toBe('0\n1\ntest 0 20\n');
     const t = klx(['trash', '--json'], trashDir);
+    expect(t.stdout.split('\n')).toHaveLength(2);
     const entries = JSON.parse(t.stdout).entries;
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ operation: 'retention', state: 'committed', partitionDir: dir });

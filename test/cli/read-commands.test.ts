@@ -187,6 +187,10 @@ describe('klx read commands: budgets, big offsets, errors', () => {
     const r = klx('holes', logDir);
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(`klx: invalid-argument: ${logDir}: this folder holds 2 partitions; choose one with --partition: orders-0, orders-1\n`);
+    const t = klx('offset-for-time', logDir, '--timestamp', '0');
+    expect(t.status).toBe(2);
+    expect(t.stderr).toBe(`klx: invalid-argument: ${logDir}: this folder holds 2 partitions; choose one with --partition: orders-0, orders-1\n`);
+    expect(klx('offset-for-time', logDir, '--partition', 'orders-1', '--timestamp', 'earliest').stdout.split('\n')[0]).toBe('earliest: offset 0');
     const ok = klx('fetch', logDir, '--partition', 'orders-1', '--offset', '1', '--json');
     expect(lines(ok.stdout).filter((o) => o.type === 'record').map((o) => o.key)).toEqual([b64('c')]);
     const unknown = klx('fetch', logDir, '--partition', 'orders-7', '--offset', '0');

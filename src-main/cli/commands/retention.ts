@@ -42,7 +42,8 @@ export function printOutcome(outcome: CleanerOutcome, json: boolean, explain = f
         ...(p.uncleanableBytes !== undefined ? { uncleanableBytes: p.uncleanableBytes } : {}),
       })),
     };
-    process.stdout.write(JSON.stringify(o, null, 2) + '\n');
+    // One line, as every other --json of klx (compact JSON; NDJSON where there are several objects).
+    process.stdout.write(JSON.stringify(o) + '\n');
   } else {
     for (const p of outcome.partitions) {
       if (p.report) process.stdout.write(reportText(p.report).join('\n') + '\n');

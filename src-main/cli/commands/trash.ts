@@ -10,7 +10,7 @@ export function runTrash(flags: { empty?: boolean; trashDir?: string; json?: boo
   const dir = flags.trashDir ?? defaultTrashDir();
   if (flags.empty) {
     const r = emptyTheTrash(dir);
-    if (flags.json) process.stdout.write(JSON.stringify({ trashDir: dir, ...r }, null, 2) + '\n');
+    if (flags.json) process.stdout.write(JSON.stringify({ trashDir: dir, ...r }) + '\n');
     else process.stdout.write(`emptied ${dir}: ${r.removed.length} entr${r.removed.length === 1 ? 'y' : 'ies'}, ${r.bytes.toLocaleString('en-US')} bytes freed\n`);
     return;
   }
@@ -29,8 +29,6 @@ export function runTrash(flags: { empty?: boolean; trashDir?: string; json?: boo
             ...(e.problem ? { problem: e.problem } : {}),
           })),
         },
-        null,
-        2,
       ) + '\n',
     );
     return;

@@ -9,7 +9,7 @@ import { undo } from '../../engine/cleaner/cleaner.ts';
 export function runUndo(dir: string, flags: { trashDir?: string; json?: boolean }): void {
   const result = undo(dir, flags.trashDir ? { trashDir: flags.trashDir } : {});
   if (flags.json) {
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(JSON.stringify(result) + '\n');
     return;
   }
   for (const e of result.entries) {
