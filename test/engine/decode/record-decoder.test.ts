@@ -6,6 +6,12 @@ import { describeRealData, REAL_DATA, realDataCases } from '../../support/real-d
 import { join } from 'node:path';
 
 /** Decodes every record of the partitions of `topic` in a real data set through the layer (auto). */
+/** The values of every record of `topic`'s partition under `logDir`, in log order (the fixtures have no null value). */
+function topicValues(logDir: string, topic: string): Uint8Array[] {
+  const part = allPartitions(openPath(logDir)).find((p) => p.log.topic === topic)!.log;
+  return [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+}
+
 function decodeAll(caseName: string, topic: string) {
   const dec = new RecordDecoder();
   const out = { records: 0, keyFormats: new Map<string, number>(), valueFormats: new Map<string, number>(), errors: [] as string[], samples: [] as string[] };
@@ -74,8 +80,7 @@ describe('auto skips detection for the same schema id, not for another (python3-
     const fx = buildSchemaFixtures();
     try {
       const dec = new RecordDecoder({ schemas: schemasOf(openPath(fx.logDir)).registry });
-      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
-      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const values = topicValues(fx.logDir, 'orders');
       const got = [0, 1, 6, 2].map((i) => dec.decode('orders', 'value', values[i]!));
       expect(got.map((d) => [d.schemaId, d.text])).toEqual([
         [7, fx.expected.orders[0]],
@@ -104,8 +109,7 @@ describe('a reader kept for a schema id follows schema changes (python3-avro bod
     try {
       const registry = schemasOf(openPath(fx.logDir)).registry;
       const dec = new RecordDecoder({ schemas: registry, choices });
-      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
-      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const values = topicValues(fx.logDir, 'orders');
       const before = [0, 1].map((i) => dec.decode('orders', 'value', values[i]!));
       expect(before.map((d) => [d.format, d.schemaId, d.text])).toEqual([
         ['confluent', 7, fx.expected.orders[0]],
@@ -129,8 +133,7 @@ describe('the reader kept for a schema id answers what the generic decode does (
     try {
       const registry = schemasOf(openPath(fx.logDir)).registry;
       const dec = new RecordDecoder({ schemas: registry, choices: { orders: { value: 'confluent' } } });
-      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'orders')!.log;
-      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const values = topicValues(fx.logDir, 'orders');
       const longer = new Uint8Array([...values[2]!, 7, 7]);
       const inputs = [values[0]!, values[1]!, values[2]!, values[3]!, longer, values[0]!];
       const seen = (d: ReturnType<RecordDecoder['decode']>) => [d.format, d.ok, d.jsonText, d.error, d.errorCode, d.errorPosition, d.schemaId, d.subject, d.version];
@@ -166,8 +169,7 @@ describe('Protobuf read with a reader over the whole value (python3-protobuf bod
     try {
       const registry = schemasOf(openPath(fx.logDir)).registry;
       const dec = new RecordDecoder({ schemas: registry, choices: { payments: { value: 'confluent' } } });
-      const part = allPartitions(openPath(fx.logDir)).find((p) => p.log.topic === 'payments')!.log;
-      const values = [...walkLog(part)].flatMap((e) => (e.type === 'batch' ? recordsOf(e).map((r) => r.value!) : []));
+      const values = topicValues(fx.logDir, 'payments');
       const v0 = values[0]!;
       // Framing 00 00000009, message index [1] (02 02), then the message from byte 7: field 1 (0a) first.
       expect([...v0.subarray(0, 8)]).toEqual([0, 0, 0, 0, 9, 2, 2, 0x0a]);

@@ -14,6 +14,7 @@ import { PartitionWriter } from '../../../src-main/engine/log/partition-writer.t
 import { DEFAULT_TOPIC_CONFIG, parseConfigValue, resolveTopicConfig, segmentBytesNote } from '../../../src-main/engine/log/topic-config.ts';
 import { klx } from '../../support/klx-cli.ts';
 import { tempDir } from '../../support/log-builder.ts';
+import { thrownKlxError } from '../../support/klx-error.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -31,29 +32,20 @@ function partition(config: Parameters<typeof createPartition>[3] = {}): string {
   return createPartition(ld, 'clicks', 0, config).dir;
 }
 
-function refusal(fn: () => unknown): KlxError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof KlxError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('CreateTime out of range (LogValidator.validateTimestamp)', () => {
   it("Kafka 4.0's defaults: after 3600000 ms, before Long.MAX_VALUE", () => {
     expect(DEFAULT_TOPIC_CONFIG['message.timestamp.after.max.ms']).toBe(3_600_000n);
     expect(DEFAULT_TOPIC_CONFIG['message.timestamp.before.max.ms']).toBe(9_223_372_036_854_775_807n);
     expect(parseConfigValue('message.timestamp.after.max.ms', '86400000')).toBe(86_400_000n);
-    expect(refusal(() => parseConfigValue('message.timestamp.before.max.ms', '-1')).code).toBe('invalid-config');
+    expect(thrownKlxError(() => parseConfigValue('message.timestamp.before.max.ms', '-1')).code).toBe('invalid-config');
   });
 
   it('a CreateTime in 2100 is refused as a Kafka 4.0 broker refuses it; now + 3600000 is the last accepted', () => {
     const dir = partition();
     const w = PartitionWriter.open(dir, { clock: () => NOW });
     try {
-      const e = refusal(() => w.append([{ key: 'k', value: 'v', timestamp: Y2100 }]));
+      const e = thrownKlxError(() => w.append([{ key: 'k', value: 'v', timestamp: Y2100 }]));
       expect(e.code).toBe('invalid-record');
       expect(e.message).toBe(
         'CreateTime 4102444800000 of record 0 (offset 0) in the append to clicks-0 is 2402444800000 ms after now (1700000000000): a broker accepts [-9223370336854775807, 1700003600000] and refuses the whole batch ' +
@@ -63,7 +55,7 @@ describe('CreateTime out of range (LogValidator.validateTimestamp)', () => {
       );
       expect(e.details).toMatchObject({ config: 'message.timestamp.after.max.ms', value: '3600000', source: 'default', timestamp: '4102444800000', now: '1700000000000' });
       // The second record of a batch is the one refused: the whole batch goes.
-      expect(refusal(() => w.append([{ key: 'a', value: '1', timestamp: NOW }, { key: 'b', value: '2', timestamp: NOW + 3_600_001n }])).message).toContain('CreateTime 1700003600001 of record 1 (offset 1)');
+      expect(thrownKlxError(() => w.append([{ key: 'a', value: '1', timestamp: NOW }, { key: 'b', value: '2', timestamp: NOW + 3_600_001n }])).message).toContain('CreateTime 1700003600001 of record 1 (offset 1)');
       expect(w.append([{ key: 'k', value: 'v', timestamp: NOW + 3_600_000n }]).baseOffset).toBe(0n);
       expect(w.logEndOffset).toBe(1n);
     } finally {
@@ -90,7 +82,7 @@ describe('CreateTime out of range (LogValidator.validateTimestamp)', () => {
     const dir = partition({ 'message.timestamp.before.max.ms': 86_400_000n });
     const w = PartitionWriter.open(dir, { clock: () => NOW });
     try {
-      const e = refusal(() => w.append([{ key: 'k', value: 'v', timestamp: NOW - 86_400_001n }]));
+      const e = thrownKlxError(() => w.append([{ key: 'k', value: 'v', timestamp: NOW - 86_400_001n }]));
       expect(e.message).toContain('CreateTime 1699913599999 of record 0 (offset 0) in the append to clicks-0 is 86400001 ms before now (1700000000000): a broker accepts [1699913600000, 1700003600000]');
       expect(e.message).toContain("a Kafka 3.6+ broker with the topic's message.timestamp.before.max.ms=86400000 (klx-topic.properties) refuses it");
       expect(w.append([{ key: 'k', value: 'v', timestamp: NOW - 86_400_000n }]).baseOffset).toBe(0n);
@@ -123,7 +115,7 @@ describe('CreateTime out of range (LogValidator.validateTimestamp)', () => {
 
 describe('segment.bytes below 1 MiB (LogConfig)', () => {
   it('is accepted from 14 as a Kafka 4.0 topic config, with a note that 4.1+ refuses it', () => {
-    expect(refusal(() => parseConfigValue('segment.bytes', '13')).message).toBe('segment.bytes must be at least 14, got 13');
+    expect(thrownKlxError(() => parseConfigValue('segment.bytes', '13')).message).toBe('segment.bytes must be at least 14, got 13');
     expect(segmentBytesNote(resolveTopicConfig('t', null, { 'segment.bytes': 1_048_576 }))).toBeNull();
     expect(segmentBytesNote(resolveTopicConfig('t', null, { 'segment.bytes': 1_048_575 }))).toBe(
       'segment.bytes=1048575 (--config) is below 1048576: a Kafka 4.1+ broker refuses it as a topic config (LogConfig validates segment.bytes ≥ 1048576, KAFKA-19080); Kafka 4.0 accepts it per topic (its 1 MiB minimum is only for the broker-wide log.segment.bytes, KIP-1030), as klx does, and 3.x and earlier accept 14 or more',

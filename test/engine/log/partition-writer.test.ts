@@ -22,6 +22,7 @@ import { decideRoll, maxSegmentMs } from '../../../src-main/engine/log/roll-rule
 import { DEFAULT_TOPIC_CONFIG, type TopicConfig } from '../../../src-main/engine/log/topic-config.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { REAL_DATA, describeRealData } from '../../support/real-data.ts';
+import { thrownKlxError } from '../../support/klx-error.ts';
 
 const TS = 1700000000000n;
 const dirs: string[] = [];
@@ -75,15 +76,6 @@ function expectIndexesRebuilt(dir: string, interval: number): void {
   }
 }
 
-function catchErr(fn: () => unknown): KlxError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof KlxError) return err;
-    throw err;
-  }
-  throw new Error('expected a KlxError');
-}
 
 function snapshotFiles(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -155,7 +147,7 @@ describe('createPartition', () => {
     const ld = logDir();
     mkdirSync(join(ld, 'orders-0'));
     writeFileSync(join(ld, 'orders-0', 'note.txt'), 'keep me');
-    const err = catchErr(() => createPartition(ld, 'orders', 0));
+    const err = thrownKlxError(() => createPartition(ld, 'orders', 0));
     expect(err.code).toBe('invalid-argument');
     expect(err.message).toContain('already exists and is not empty (1 entry)');
     expect(readdirSync(join(ld, 'orders-0'))).toEqual(['note.txt']);
@@ -172,10 +164,10 @@ describe('createPartition', () => {
     expect(plan.files).toEqual(['00000000000000000000.log', '00000000000000000000.index', '00000000000000000000.timeindex', 'leader-epoch-checkpoint', 'partition.metadata', 'klx-topic.properties']);
     expect(plan.metaProperties.create).toBe(true);
     expect(existsSync(ld)).toBe(false);
-    expect(catchErr(() => planCreatePartition(ld, 'bad topic', 0)).code).toBe('invalid-argument');
-    expect(catchErr(() => planCreatePartition(ld, 'orders', -1)).code).toBe('invalid-argument');
-    expect(catchErr(() => planCreatePartition(ld, '__cluster_metadata', 0)).code).toBe('invalid-argument');
-    expect(catchErr(() => planCreatePartition(ld, 'orders', 0, { 'segment.bytes': 3 })).code).toBe('invalid-config');
+    expect(thrownKlxError(() => planCreatePartition(ld, 'bad topic', 0)).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => planCreatePartition(ld, 'orders', -1)).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => planCreatePartition(ld, '__cluster_metadata', 0)).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => planCreatePartition(ld, 'orders', 0, { 'segment.bytes': 3 })).code).toBe('invalid-config');
     expect(existsSync(ld)).toBe(false);
   });
 });
@@ -281,13 +273,13 @@ describe('append', () => {
     });
     const before = snapshotFiles(dir);
     const w = open(dir, { config: { 'cleanup.policy': ['compact'] } });
-    const err = catchErr(() => w.append([{ key: null, value: 'w' }]));
+    const err = thrownKlxError(() => w.append([{ key: null, value: 'w' }]));
     expect(err.code).toBe('invalid-record');
     expect(err.message).toBe('Compacted topic cannot accept message without key in topic partition b07-0 (record 0; cleanup.policy=compact)');
     // One keyless record anywhere in the batch refuses the whole batch.
-    const err2 = catchErr(() => w.append([{ key: 'k2', value: 'ok' }, { key: null, value: 'w' }]));
+    const err2 = thrownKlxError(() => w.append([{ key: 'k2', value: 'ok' }, { key: null, value: 'w' }]));
     expect(err2.details).toMatchObject({ recordIndex: 1 });
-    expect(catchErr(() => w.planAppend([{ key: null, value: 'w' }])).code).toBe('invalid-record');
+    expect(thrownKlxError(() => w.planAppend([{ key: null, value: 'w' }])).code).toBe('invalid-record');
     expect(w.logEndOffset).toBe(5n);
     w.close();
     expect(snapshotFiles(dir)).toEqual(before);
@@ -295,7 +287,7 @@ describe('append', () => {
     // compact,delete refuses too; delete accepts; the sidecar's policy applies without overrides.
     const { dir: cd } = createPartition(ld, 'cd', 0, { 'cleanup.policy': ['compact', 'delete'] });
     const w2 = open(cd);
-    expect(catchErr(() => w2.append([{ key: null, value: 'w' }])).message).toContain('Compacted topic cannot accept message without key in topic partition cd-0');
+    expect(thrownKlxError(() => w2.append([{ key: null, value: 'w' }])).message).toContain('Compacted topic cannot accept message without key in topic partition cd-0');
     expect(w2.append([{ key: 'k', value: null }]).baseOffset).toBe(0n); // a keyed tombstone is fine
     const { dir: dd } = createPartition(ld, 'dd', 0);
     expect(open(dd).append([{ key: null, value: 'w' }]).baseOffset).toBe(0n);
@@ -307,13 +299,13 @@ describe('append', () => {
     const w = open(dir);
     // 61-byte header + record of 8 + N bytes: N = 31 gives exactly 100 bytes.
     expect(w.append([{ key: 'k', value: 'v'.repeat(31), timestamp: TS }]).size).toBe(100);
-    const err = catchErr(() => w.append([{ key: 'k', value: 'v'.repeat(32), timestamp: TS }]));
+    const err = thrownKlxError(() => w.append([{ key: 'k', value: 'v'.repeat(32), timestamp: TS }]));
     expect(err.code).toBe('invalid-record');
     expect(err.message).toBe('The record batch size in the append to big-0 is 101 bytes which exceeds the maximum configured value of 100 (max.message.bytes)');
     expect(err.details).toEqual({ batchSize: 101, maxMessageBytes: 100 });
     expect(statSync(join(dir, '00000000000000000000.log')).size).toBe(100);
     const { dir: sd } = createPartition(ld, 'seg', 0, { 'segment.bytes': 80 });
-    expect(catchErr(() => open(sd).append([{ key: 'k', value: 'v'.repeat(20) }])).message).toBe(
+    expect(thrownKlxError(() => open(sd).append([{ key: 'k', value: 'v'.repeat(20) }])).message).toBe(
       'Message batch size is 89 bytes in append to partition seg-0 which exceeds the maximum configured segment size of 80 (segment.bytes)',
     );
   });
@@ -343,9 +335,9 @@ describe('append', () => {
     const codecs = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
     for (const c of codecs) w.append([{ key: `k-${c}`, value: `value of ${c} `.repeat(20), timestamp: TS }, { key: null, value: null, timestamp: TS + 1n }], { compression: c });
     w.append([{ key: 'p', value: 'q', timestamp: TS }], { producerId: 42n, producerEpoch: 3, baseSequence: 7 });
-    expect(catchErr(() => w.append([{ key: 'p', value: 'q' }], { producerEpoch: 3 })).code).toBe('invalid-argument');
-    expect(catchErr(() => w.append([])).code).toBe('invalid-argument');
-    expect(catchErr(() => w.append([{ key: 'k', value: 'v', timestamp: -2 }])).code).toBe('invalid-record');
+    expect(thrownKlxError(() => w.append([{ key: 'p', value: 'q' }], { producerEpoch: 3 })).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => w.append([])).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => w.append([{ key: 'k', value: 'v', timestamp: -2 }])).code).toBe('invalid-record');
     w.close();
     const entries = [...scanLogFile(join(dir, '00000000000000000000.log'), { deep: true })].flatMap((e) => (e.type === 'batch' ? [e] : []));
     expect(entries.map((e) => e.header.compression)).toEqual([...codecs, 'none']);
@@ -599,10 +591,10 @@ describe('checkpoints and markers', () => {
     // Record time decides rolling (B19): now-ish records after 1970-era ones roll on segment.ms.
     expect(w.planAppend([{ key: 'b', value: '2' }])).toMatchObject({ baseOffset: 1n, position: 0, rolled: true, rollReason: 'segment.ms' });
     expect(w.planRoll()).toMatchObject({ rolled: true, segmentBaseOffset: 1n });
-    expect(catchErr(() => w.append([{ key: 'b', value: '2' }])).code).toBe('read-only');
-    expect(catchErr(() => w.roll()).code).toBe('read-only');
+    expect(thrownKlxError(() => w.append([{ key: 'b', value: '2' }])).code).toBe('read-only');
+    expect(thrownKlxError(() => w.roll()).code).toBe('read-only');
     w.close();
-    expect(catchErr(() => w.planAppend([{ key: 'b', value: '2' }])).code).toBe('read-only');
+    expect(thrownKlxError(() => w.planAppend([{ key: 'b', value: '2' }])).code).toBe('read-only');
     expect({ part: snapshotFiles(dir), ld: readdirSync(ld).sort() }).toEqual(before);
   });
 });
@@ -616,7 +608,7 @@ describe('lock', () => {
     const holder = JSON.parse(readFileSync(lockFile, 'utf8'));
     expect(holder).toMatchObject({ pid: process.pid, hostname: hostname(), purpose: 'test writer' });
     expect(new Date(holder.createdAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
-    const err = catchErr(() => PartitionWriter.open(dir));
+    const err = thrownKlxError(() => PartitionWriter.open(dir));
     expect(err.code).toBe('locked');
     expect(err.file).toBe(lockFile);
     expect(err.message).toContain(`partition lk-0 is locked by another writer: pid ${process.pid} (this process) on host ${hostname()} since ${holder.createdAt} (test writer)`);
@@ -639,7 +631,7 @@ describe('lock', () => {
     expect(JSON.parse(readFileSync(lockFile, 'utf8')).pid).toBe(process.pid);
     w.close();
     writeFileSync(lockFile, JSON.stringify({ pid: dead, hostname: 'elsewhere', createdAt: '2020-01-01T00:00:00.000Z', purpose: 'klx append', nonce: 'n2' }));
-    const err = catchErr(() => PartitionWriter.open(dir));
+    const err = thrownKlxError(() => PartitionWriter.open(dir));
     expect(err.code).toBe('locked');
     expect(err.message).toContain(`pid ${dead} on host elsewhere since 2020-01-01T00:00:00.000Z (klx append); its process cannot be checked from this host: if it is gone, delete ${lockFile}`);
     expect(existsSync(lockFile)).toBe(true);
@@ -667,7 +659,7 @@ describe('lock', () => {
       child.stdout.on('data', (d: Buffer) => d.toString().includes('holding') && res());
       child.once('exit', (code) => rej(new Error(`child exited with ${code}`)));
     });
-    const err = catchErr(() => PartitionWriter.open(dir));
+    const err = thrownKlxError(() => PartitionWriter.open(dir));
     expect(err.code).toBe('locked');
     expect(err.message).toContain(`pid ${child.pid} on host ${hostname()}`);
     expect(err.message).toContain('(child holder)');
@@ -686,7 +678,7 @@ describe('lock', () => {
 describe('refuses folders that need repair', () => {
   function expectRepair(dir: string, code: string, file: string, position: number | undefined, text: string): void {
     const before = snapshotFiles(dir);
-    const err = catchErr(() => PartitionWriter.open(dir));
+    const err = thrownKlxError(() => PartitionWriter.open(dir));
     expect(err.code).toBe(code);
     expect(err.file).toBe(file);
     expect(err.position).toBe(position);
@@ -808,11 +800,11 @@ describe('refuses folders that need repair', () => {
     ld = logDir();
     const del = join(ld, 'rp-0.0123456789abcdef0123456789abcdef-delete');
     mkdirSync(del);
-    expect(catchErr(() => PartitionWriter.open(del)).message).toContain('this is a -delete folder');
+    expect(thrownKlxError(() => PartitionWriter.open(del)).message).toContain('this is a -delete folder');
     const meta = join(ld, '__cluster_metadata-0');
     mkdirSync(meta);
-    expect(catchErr(() => PartitionWriter.open(meta)).code).toBe('invalid-argument');
-    expect(catchErr(() => PartitionWriter.open(join(ld, 'nope-0'))).code).toBe('not-found');
+    expect(thrownKlxError(() => PartitionWriter.open(meta)).code).toBe('invalid-argument');
+    expect(thrownKlxError(() => PartitionWriter.open(join(ld, 'nope-0'))).code).toBe('not-found');
   });
 });
 
@@ -872,7 +864,7 @@ describeRealData('real broker-written folders', () => {
   it('refuses a copied active segment whose index files were left behind, pointing at klx repair', () => {
     const ld = copyLogDir('kafka-2.8.0-snappy', ['some-topic-0']);
     const dir = join(ld, 'some-topic-0');
-    const err = catchErr(() => PartitionWriter.open(dir));
+    const err = thrownKlxError(() => PartitionWriter.open(dir));
     expect(err.code).toBe('missing-index');
     expect(err.message).toContain('the active segment has no .index file');
     expect(err.message).toContain('klx repair');
