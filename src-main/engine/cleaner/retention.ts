@@ -14,10 +14,10 @@
  *    `excess − its size ≥ 0`, reducing the excess;
  * 3. time (policy includes `delete`, `retention.ms` ≥ 0): a segment goes when
  *    `now − largestTimestamp > retention.ms` (strictly; see `segment-times.ts`).
- * This is the order of UnifiedLog.deleteOldSegments in Kafka 4.x (storage module, UnifiedLog.java:
- * deleteLogStartOffsetBreachedSegments, then deleteRetentionSizeBreachedSegments, then
- * deleteRetentionMsBreachedSegments); Kafka 2.x–3.x (Log.scala, UnifiedLog.scala) ran time, size, then
- * log start offset. Each deleted segment records the rule whose step took it (`deletedBy`), and a
+ * This is the order of UnifiedLog.deleteOldSegments since Kafka 3.0 (UnifiedLog.scala, later
+ * UnifiedLog.java: deleteLogStartOffsetBreachedSegments, then deleteRetentionSizeBreachedSegments,
+ * then deleteRetentionMsBreachedSegments; checked in the 3.0.0 to 3.5.0 tags and October 2024 trunk); Kafka 2.x
+ * (Log.deleteOldSegments, 2.8.0) ran time, size, then log start offset. Each deleted segment records the rule whose step took it (`deletedBy`), and a
  * "X retention stops at segment S" note is dropped when a later rule deletes S.
  * Common to all: only a prefix of segments goes (the walk stops at the first segment that fails, so
  * a future timestamp blocks its segment and every later one, B08); a segment qualifies only if its
