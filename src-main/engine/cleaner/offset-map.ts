@@ -20,7 +20,9 @@
  *
  * That order lets {@link SkimpyOffsetMap.putAll} defer puts into buckets by the digest's top bits
  * and apply a bucket at a time into its own region of the table (an L2-sized slice), instead of
- * one cache and TLB miss per key across the whole table: about 3× cheaper per put on a 32 MB map.
+ * one cache and TLB miss per key across the whole table: about 3× cheaper per put on a 32 MB map;
+ * a full bucket's region is first read in address order (streamed into the caches) before its
+ * puts probe it, which about halves that again.
  * A put is deferred only while the map cannot become full before it (entries + deferred puts <
  * maxEntries), so the map stops at the same record as with puts one at a time; every read
  * (`get`, `size`, `full`) applies the deferred puts first. The buckets take at most
@@ -52,6 +54,8 @@ export const MIN_BUCKETED_BYTES = 4 << 20;
 const BUCKET_REGION_BYTES = 64 << 10;
 /** Deferred puts per bucket. */
 const BUCKET_PUTS = 512;
+/** Deferred puts of a bucket from which its table region is read in first ({@link SkimpyOffsetMap.streamRegion}): for a few puts, reading a whole region costs more than their own misses. */
+const MIN_STREAMED_PUTS = 64;
 /** Most buckets (so at most 2048 × 512 × 24 B = 24 MiB of deferred puts, for tables of 128 MiB and more). */
 const MAX_BUCKET_BITS = 11;
 /** Bytes the deferred puts may take beside the table. */
@@ -92,6 +96,8 @@ export class SkimpyOffsetMap {
   /** Lookups and probes, for the collision rate. */
   lookups = 0;
   probes = 0;
+  /** What {@link streamRegion} read (only so that its reads are not optimised away). */
+  private streamed = 0;
 
   /**
    * @param memory bytes for the table (Kafka: `log.cleaner.dedupe.buffer.size / threads`).
@@ -290,6 +296,7 @@ export class SkimpyOffsetMap {
     const dd = this.deferredDigests;
     const sink = this.sink;
     let k = b * BUCKET_PUTS;
+    if (n >= MIN_STREAMED_PUTS) this.streamRegion(b);
     for (let j = 0; j < n; j++, k++) {
       const q = k * 4;
       const prev = this.insert(dd[q]!, dd[q + 1]!, dd[q + 2]!, dd[q + 3]!, this.deferredOffsets[k]!);
@@ -297,6 +304,25 @@ export class SkimpyOffsetMap {
     }
     this.deferredCount[b] = 0;
     this.deferred -= n;
+  }
+
+  /**
+   * Reads the table region that bucket `b`'s puts land in (their first slots and the local probes
+   * after them) one word per 64-byte cache line, in address order, before the puts probe it. A
+   * sequential read is streamed in by the hardware prefetcher, with many lines in flight; the puts'
+   * own probes come in a data-dependent order behind branches, so each would wait for its line from
+   * memory one after another. Measured on the compaction bench's 2.56 M puts into a 32 MB table:
+   * ~265 → ~150 ms CPU. Reads only: the table is not changed.
+   */
+  private streamRegion(b: number): void {
+    const w = this.words;
+    const span = 2 ** (32 - this.bucketBits);
+    const from = Math.floor(b * span * this.scale) * 6;
+    const to = Math.min(w.length, (Math.floor((b + 1) * span * this.scale) + LOCAL_PROBES) * 6);
+    let acc = 0;
+    for (let i = from; i < to; i += 16) acc ^= w[i]!;
+    // Kept, so that the compiler cannot drop the reads.
+    this.streamed ^= acc;
   }
 
   /**
