@@ -185,6 +185,41 @@ function parseCompression(v: string): Compression {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Decode options (klx fetch, klx query, klx export: one meaning, `./decode-options.ts`)
+
+/**
+ * One of the `--key-format`, `--value-format` and `--schemas` options of a command that decodes
+ * records: `fetch` reads one topic; `query` and `export` apply them to every topic under PATH/DIR.
+ * An option given wins over the format saved in the app for a topic (`./decode-options.ts`,
+ * `cliDecodeSetup`, gives them their one meaning).
+ */
+function decodeOption(command: 'fetch' | 'query' | 'export', which: 'key' | 'value' | 'schemas'): Option {
+  const one = command === 'fetch';
+  const where = command === 'query' ? 'PATH' : 'DIR';
+  const schemasTopics = one ? 'beside DIR' : 'under ' + where;
+  const loneRule = one ? '' : ' when ' + where + ' holds one topic (not counting __ and _schemas topics)';
+  if (which === 'key') {
+    return new Option(
+      '--key-format <format>',
+      one
+        ? 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...); default: the format saved in the app for this topic, else auto'
+        : `decode the keys of every topic under ${where} as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...); default: the format saved in the app for each topic, else auto (given, it wins over a saved format)`,
+    );
+  }
+  if (which === 'value') return new Option('--value-format <format>', one ? 'decode values as FORMAT (as --key-format)' : `decode the values of every topic under ${where} as FORMAT (as --key-format)`);
+  return new Option(
+    '--schemas <path>',
+    `schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions ${schemasTopics} are read too. ` +
+      'A file is mapped by its name: <schemaId>.avsc (e.g. 42.avsc: Confluent-framed records with schema id 42), <topic>-value.avsc / <topic>-key.avsc ' +
+      "(that topic's values/keys: plain Avro, and framed records whose id no source knows), any other <subject>.avsc only serves imports; " +
+      'or explicitly: ID=FILE (42=pay.avsc) or SUBJECT=FILE (orders-value=pay.avsc). A file given that nothing uses is an error ' +
+      `(in a folder: a note), except one .avsc with exactly one of --key-format/--value-format avro${loneRule}: it is read as that side`,
+  )
+    .argParser(collect)
+    .default([]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Read commands
 
 function registerDump(program: Command): void {
@@ -217,18 +252,9 @@ function registerFetch(program: Command): void {
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
     .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does)')
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
-    .option('--key-format <format>', 'decode keys as FORMAT (auto, string, long, int, json, avro, confluent, consumer-offsets, hex, ...); default: the format saved in the app for this topic, else auto')
-    .option('--value-format <format>', 'decode values as FORMAT (as --key-format)')
-    .option(
-      '--schemas <path>',
-      'schema files (.avsc, .proto, .json), a folder of them or a registry export (GET /schemas); repeatable; _schemas partitions beside DIR are read too. ' +
-        'A file is mapped by its name: <schemaId>.avsc (e.g. 42.avsc: Confluent-framed records with schema id 42), <topic>-value.avsc / <topic>-key.avsc ' +
-        "(that topic's values/keys: plain Avro, and framed records whose id no source knows), any other <subject>.avsc only serves imports; " +
-        'or explicitly: ID=FILE (42=pay.avsc) or SUBJECT=FILE (orders-value=pay.avsc). A file given that nothing uses is an error ' +
-        '(in a folder: a note), except one .avsc with exactly one of --key-format/--value-format avro: it is read as that side',
-      collect,
-      [],
-    )
+    .addOption(decodeOption('fetch', 'key'))
+    .addOption(decodeOption('fetch', 'value'))
+    .addOption(decodeOption('fetch', 'schemas'))
     .action(async (dir: string, opts: FetchCliOptions) => (await import('./commands/fetch.ts')).runFetch(dir, opts));
 }
 
@@ -298,16 +324,23 @@ Tables (one set for every partition folder under PATH):
 Only one SELECT / WITH / EXPLAIN / DESCRIBE / SHOW / SUMMARIZE / PRAGMA table_info statement is
 run; anything that would change the tables is refused. "offset" is an SQL keyword: quote it.
 
+Decoded columns of records/latest/state (key_format, value_format, key_decoded, value_decoded as
+JSON, schema_id, decode_error) are decoded as klx fetch decodes, for every topic under PATH:
+--key-format/--value-format when given, else the format saved in the app for the topic, else auto;
+schemas from the _schemas topics under PATH and --schemas. They are computed when a query reads
+them, so cached tables serve any formats without --rebuild.
+
 Examples:
   klx query /var/kafka-logs 'SELECT key_text, value_text FROM state ORDER BY key_text'
   klx query __consumer_offsets-7 'SELECT count(*) FROM records GROUP BY is_tombstone' --json
   klx query ./logs 'SELECT topic, "partition", min("offset"), max("offset") FROM records GROUP BY ALL'
+  klx query ./copy "SELECT value_decoded->>'name' FROM records WHERE topic = 'signups'" --schemas 42.avsc
 `;
 
 function registerQuery(program: Command): void {
   program
     .command('query')
-    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions, cluster_metadata and consumer-group tables of PATH (decoded columns use the formats saved in the app for its topics, else auto)')
+    .description('run one read-only SQL statement (DuckDB) over the records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions, transactions, cluster_metadata and consumer-group tables of PATH (decoded columns as klx fetch decodes: --key-format/--value-format for every topic, else the formats saved in the app for each topic, else auto; schemas from --schemas and the _schemas topics)')
     .argument('<path>', 'log directory, partition folder or folder of log directories')
     .argument('<sql>', 'one SELECT statement (quote it for the shell)')
     .addOption(new Option('--json', 'print NDJSON: one object per row (BLOB as base64, BIGINT beyond 2^53 as strings)').conflicts('csv'))
@@ -317,6 +350,9 @@ function registerQuery(program: Command): void {
     .option('--no-cache', 'build the tables in a temporary folder and delete them afterwards')
     .option('--rebuild', 'rebuild the cached tables even when the folder has not changed')
     .option('--value-cap <bytes>', `keep at most this many bytes of each value in records.value (default ${DEFAULT_VALUE_CAP_BYTES})`, (v) => parseNonNegativeInt(v, '--value-cap'))
+    .addOption(decodeOption('query', 'key'))
+    .addOption(decodeOption('query', 'value'))
+    .addOption(decodeOption('query', 'schemas'))
     .addHelpText('after', QUERY_TABLES_HELP)
     .action(async (path: string, sql: string, opts: QueryCommandOptions) => (await import('./commands/query.ts')).runQuery(path, sql, opts));
 }
@@ -334,13 +370,19 @@ function registerExport(program: Command): void {
     .option('--where <sql>', 'keep only the records for which this DuckDB condition over the export columns holds, e.g. \'"offset" >= 100 AND NOT is_control\'')
     .addOption(new Option('--isolation <level>', 'read_committed leaves out aborted transactions and stops at the last stable offset, as a consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction holds it, a line on stderr (and lastStableStops with --json) names the offset, the transaction (producer id, first offset) and the records after it not exported').choices(['read_uncommitted', 'read_committed']).default('read_uncommitted'))
     .option('--no-decode', 'leave key_decoded/value_decoded NULL (raw bytes only)')
+    .addOption(decodeOption('export', 'key').conflicts('decode'))
+    .addOption(decodeOption('export', 'value').conflicts('decode'))
+    .addOption(decodeOption('export', 'schemas').conflicts('decode'))
     .option('--json', 'print the summary as one JSON object')
     .addHelpText(
       'after',
       '\nColumns: topic, partition, offset, timestamp, timestamp_type, key, value (BLOB; CSV: text when UTF-8 text, else base64), headers,\n' +
         'key_format, value_format, key_decoded, value_decoded (JSON), schema_id, decode_error, is_tombstone, is_control, control_type,\n' +
         'is_transactional, aborted, producer_id, batch_base_offset, segment_base_offset, position, crc_valid.\n' +
-        'Example: klx export /var/lib/kafka/data --format parquet --out /tmp/orders-pq && duckdb -c "SELECT count(*) FROM \'/tmp/orders-pq/**/*.parquet\'"',
+        'Decoded as klx fetch decodes, for every topic under DIR: --key-format/--value-format when given, else the format saved in the app\n' +
+        'for the topic, else auto; schemas from the _schemas topics under DIR and --schemas.\n' +
+        'Example: klx export /var/lib/kafka/data --format parquet --out /tmp/orders-pq && duckdb -c "SELECT count(*) FROM \'/tmp/orders-pq/**/*.parquet\'"\n' +
+        'Example: klx export ./copy --format ndjson --out /tmp/signups.ndjson --schemas 42.avsc --schemas signups-value=42.avsc',
     )
     .action(async (dir: string, opts: ExportCliOptions) => (await import('./commands/export.ts')).runExport(dir, opts));
 }

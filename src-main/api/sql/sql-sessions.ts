@@ -17,7 +17,8 @@
  *
  * Decoded columns (`key_decoded`, `value_decoded`, ...) are built with the folder's format choices
  * (`decode.setChoice`, persisted per folder); a change of choices (`decode.choices` event) makes the
- * folder's session stale, and the table cache's fingerprint includes the choices.
+ * folder's session stale; the next session decodes with the new choices over the same cached tables
+ * (they keep no decoded value: `decodeFingerprint`).
  *
  * Table sets live in the cache folder (`configureSql`, default the `klx query` cache:
  * `$XDG_CACHE_HOME/kafka-log-explorer`), never next to the logs: the user's folders are only read.

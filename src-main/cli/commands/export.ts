@@ -1,11 +1,14 @@
 /**
- * `klx export DIR --format parquet|ndjson|csv [--where SQL] --out PATH [--isolation L] [--no-decode]`:
+ * `klx export DIR --format parquet|ndjson|csv [--where SQL] --out PATH [--isolation L] [--no-decode]
+ * [--key-format F] [--value-format F] [--schemas PATH|ID=FILE|SUBJECT=FILE]...`:
  * writes the records of every partition under DIR (a partition folder, a log directory or a folder
  * of log directories) for tools on bigger machines (Spark, Trino, BigQuery, DuckDB), with the
  * engine's records export (`engine/sql/record-export.ts`): the raw key, value and headers beside
- * the decode layer's `key_decoded`/`value_decoded` JSON (the formats saved in the app for the
- * folder's topics, as `klx query` uses them, else `auto`; the folder's `_schemas` topics give
- * Avro/Protobuf/JSON Schema schemas).
+ * the decode layer's `key_decoded`/`value_decoded` JSON, decoded as `klx fetch` and `klx query`
+ * decode (`../decode-options.ts`, shared): `--key-format` / `--value-format` for every topic under
+ * DIR, else the formats saved in the app for the folder's topics, else `auto`; schemas from the
+ * folder's `_schemas` topics and `--schemas` files (Avro/Protobuf/JSON Schema). A format or schema
+ * file that cannot be used stops the command before anything is written (exit 2).
  *
  * Parquet goes through DuckDB's `COPY … (FORMAT parquet, PARTITION_BY (topic, partition))`: PATH is
  * a new folder of Hive-style `topic=T/partition=P/data_0.parquet` files. CSV and NDJSON: PATH is a
@@ -22,14 +25,13 @@ import { resolve } from 'node:path';
 import { KlxError } from '../../engine/errors.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { IsolationLevel } from '../../engine/log/read-defaults.ts';
-import { RecordRowDecoder } from '../../engine/sql/decode-columns.ts';
 import { exportSpan, writeExport, type ExportFormat } from '../../engine/sql/record-export.ts';
 import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { ProgressLine } from '../output.ts';
 import { printResult } from './append.ts';
-import { savedChoicesOf } from './query.ts';
+import { cliDecodeSetup, type CliDecodeFlags } from '../decode-options.ts';
 
-export interface ExportCliOptions {
+export interface ExportCliOptions extends CliDecodeFlags {
   format: ExportFormat;
   out: string;
   where?: string;
@@ -58,7 +60,13 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
   if (parts.length === 0) throw new KlxError('not-a-log-dir', `no partition folder under ${dir}`, { file: dir });
   const sources = parts.map((p) => ({ log: p.log }));
   const span = exportSpan(sources);
-  const decoder = opts.decode ? RecordRowDecoder.create(opened, { choices: savedChoicesOf(dir) }).decoder : null;
+  // As klx fetch and klx query decode (../decode-options.ts): the options for every topic under DIR, else the app's saved choices, else auto.
+  let decoder = null;
+  if (opts.decode) {
+    const setup = cliDecodeSetup({ opened, topics: parts.map((p) => p.log.topic), savedFor: dir }, opts);
+    for (const n of setup.notes) process.stderr.write(`klx: note: ${n}\n`);
+    decoder = setup.decoder;
+  }
   const controller = new AbortController();
   const onSigint = () => controller.abort(new KlxError('cancelled', 'interrupted (Ctrl-C)'));
   process.once('SIGINT', onSigint);

@@ -40,11 +40,9 @@
  *
  * Also home of {@link openPartitionArg}, the DIR/--partition resolution shared by the read commands.
  */
-import { realpathSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
-import { RecordDecoder, schemasOf, type DecodedRecord } from '../../engine/decode/record-decoder.ts';
-import type { TopicChoice } from '../../engine/decode/format.ts';
+import { appDataDir } from '../../api/core/decode-choices-store.ts';
+import type { RecordDecoder, DecodedRecord } from '../../engine/decode/record-decoder.ts';
 import { toJsonText } from '../../engine/decode/json-text.ts';
 import { openLogDirectory } from '../../engine/log/log-dir.ts';
 import { lastStableStop, lastStableStopText } from '../../engine/log/last-stable-stop.ts';
@@ -56,10 +54,12 @@ import type { PartitionLog } from '../../engine/log/partition-log.ts';
 import type { PendingSwaps } from '../../engine/log/pending-swaps.ts';
 import { DEFAULT_MAX_RECORDS, fetch, type FetchedRecord, type FetchResult, type IsolationLevel, type ReadProblem } from '../../engine/log/fetch.ts';
 import { lastFetchableOffset } from '../../engine/log/time-lookup.ts';
+import { cliDecodeSetup, type CliDecodeFlags } from '../decode-options.ts';
 import { OutputWriter } from '../output.ts';
 import { preview } from './dump.ts';
 
-export interface FetchCliOptions {
+/** `klx fetch`'s options; the decode ones (`keyFormat`, `valueFormat`, `schemas`) as `../decode-options.ts` reads them. */
+export interface FetchCliOptions extends CliDecodeFlags {
   offset: bigint | 'earliest' | 'latest';
   max: number;
   maxBytes?: number;
@@ -68,26 +68,19 @@ export interface FetchCliOptions {
   upTo: 'log-end' | 'high-watermark';
   partition?: string;
   json?: boolean;
-  /** Format of keys / values: a format name or `auto`; absent: the app's saved choice, else `auto`. */
-  keyFormat?: string;
-  valueFormat?: string;
-  /** Schema files, folders or registry exports (repeatable). */
-  schemas?: string[];
   /** Read past batches whose CRC fails, marking their records, instead of stopping (check.crcs=true). */
   skipCorrupt?: boolean;
 }
 
 /**
- * The decoder of `klx fetch`: schemas from the `_schemas` partitions of the partition's log
- * directory plus `schemaPaths`; for each side of `topic` the format given (`keyFormat` /
- * `valueFormat`), else the one saved in the app for a folder holding the partition (the app's
- * `decode-choices.json` in {@link appDataDir}, see {@link savedChoicesFor}), else `auto`; schema
- * files given in the app for the topic are used too. `schemaPaths` are `--schemas` arguments
- * (`PATH`, `ID=FILE`, `SUBJECT=FILE`; see `engine/decode/schemas/schema-sources.ts` for how files
- * are mapped); a lone Avro file that maps to nothing is the schema of the one side given as
- * `--key-format avro` / `--value-format avro`, with a note. An explicit
- * format is validated (an unknown name is a usage error listing the formats); a saved one the
- * registry does not know is replaced by `auto` with a note.
+ * The decoder of `klx fetch`: {@link cliDecodeSetup} (shared with `klx query` and `klx export`) for
+ * `topic`, with the `_schemas` partitions of the partition's log directory: for each side the format
+ * given (`keyFormat` / `valueFormat`), else the one saved in the app for a folder holding the
+ * partition (the app's `decode-choices.json` in {@link appDataDir}), else `auto`; schema files given
+ * in the app for the topic and `schemaPaths` (`--schemas` arguments: `PATH`, `ID=FILE`,
+ * `SUBJECT=FILE`; see `engine/decode/schemas/schema-sources.ts` for how files are mapped); a lone
+ * Avro file that maps to nothing is the schema of the one side given as `--key-format avro` /
+ * `--value-format avro`, with a note.
  * @returns the decoder and notes for stderr (which saved choices were applied)
  * @throws KlxError `invalid-argument` for an unknown format or a schema file that nothing uses
  *   (naming it and how to map it); `not-found` for a schema path.
@@ -99,43 +92,8 @@ export function cliDecoder(log: PartitionLog, topic: string, keyFormat?: string,
   } catch {
     opened = null;
   }
-  let real = log.dir;
-  try {
-    real = realpathSync(log.dir);
-  } catch {
-    // keep the path as given
-  }
-  const file = decodeChoicesFile(dataDir);
-  const saved = savedChoicesFor(readDecodeChoicesFile(file), real)[topic] ?? {};
-  // One schema file that maps to nothing is read as the one side given as plain Avro (without a schema saved in the app).
-  const avroSides = (['key', 'value'] as const).filter((side) => (side === 'key' ? keyFormat : valueFormat) === 'avro' && !saved[`${side}Schema`]);
-  const avroSide = avroSides.length === 1 ? avroSides[0]! : null;
-  const { registry, notes: schemaNotes } = schemasOf(opened, schemaPaths, { topic, avroSide, said: `--${avroSide ?? 'value'}-format avro` });
-  const dec = new RecordDecoder({ schemas: registry });
-  for (const f of [keyFormat, valueFormat]) {
-    if (f !== undefined && f !== 'auto' && !dec.formats.get(f)) throw new KlxError('invalid-argument', `no format named "${f}"; formats: ${dec.formats.names().join(', ')}`);
-  }
-  const notes: string[] = [...schemaNotes];
-  const pick = (side: 'key' | 'value', given: string | undefined): string => {
-    if (given !== undefined) return given;
-    const s = saved[side];
-    if (s === undefined) return 'auto';
-    if (!dec.formats.get(s)) {
-      notes.push(`the ${side} format saved in the app for ${topic} ("${s}", ${file}) is unknown to this version; decoding ${side}s with auto`);
-      return 'auto';
-    }
-    notes.push(`decoding ${side}s of ${topic} as ${s}, the format saved in the app (${file}); --${side}-format overrides it`);
-    return s;
-  };
-  const choice: TopicChoice = { key: pick('key', keyFormat), value: pick('value', valueFormat) };
-  for (const side of ['key', 'value'] as const) {
-    const given = saved[`${side}Schema`];
-    if (!given) continue;
-    choice[`${side}Schema`] = given;
-    notes.push(`reading ${side}s of ${topic} with the schema file ${given.files[0]!.name} given in the app (${file})`);
-  }
-  dec.setChoices({ [topic]: choice });
-  return { decoder: dec, notes };
+  const { decoder, notes } = cliDecodeSetup({ opened, topics: [topic], savedFor: log.dir }, { ...(keyFormat !== undefined ? { keyFormat } : {}), ...(valueFormat !== undefined ? { valueFormat } : {}), schemas: schemaPaths }, dataDir);
+  return { decoder, notes };
 }
 
 /** The decode fields of a record's JSON line. */

@@ -1,12 +1,18 @@
 /**
  * `klx query PATH "SQL" [--json | --csv] [--limit N] [--cache-dir DIR] [--no-cache] [--rebuild]
- * [--value-cap BYTES]`: runs one read-only SQL statement (DuckDB's dialect) over the tables of a log
- * directory, partition folder or folder of log directories (see `engine/sql/log-tables.ts`):
+ * [--value-cap BYTES] [--key-format F] [--value-format F] [--schemas PATH|ID=FILE|SUBJECT=FILE]...`:
+ * runs one read-only SQL statement (DuckDB's dialect) over the tables of a log directory, partition
+ * folder or folder of log directories (see `engine/sql/log-tables.ts`):
  * records, latest, state, segments, batches, holes, partitions, damage, aborted_transactions,
  * transactions, cluster_metadata.
  *
- * Decoded columns use the formats saved in the app for the folder's topics (its format switchers,
- * `decode-choices.json` in the app's data folder), else `auto`.
+ * Decoded columns (`key_decoded`, `value_decoded`, ... and the `schemas` table) are decoded as
+ * `klx fetch` decodes (`../decode-options.ts`, shared): `--key-format` / `--value-format` for every
+ * topic under PATH, else the formats saved in the app for the folder's topics (its format switchers,
+ * `decode-choices.json` in the app's data folder), else `auto`; schemas from the `_schemas`
+ * partitions under PATH and `--schemas` (repeatable). Which choices were taken from the app goes to
+ * stderr as `klx: note: ...`. The decoded columns are computed when a query reads them: a cached
+ * table set serves any formats (the schema files given are part of its fingerprint).
  *
  * The tables are built on first use (progress on stderr when it is a terminal) and cached in
  * `$XDG_CACHE_HOME/kafka-log-explorer` (else `~/.cache/kafka-log-explorer`) until the folder
@@ -23,21 +29,18 @@
  * broker does with it at startup (`LogLoader.load`) follows the rows as `(note: PARTITION: ...)`,
  * or goes to stderr as `klx: note: PARTITION: ...` under `--json` / `--csv`.
  */
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { appDataDir, decodeChoicesFile, readDecodeChoicesFile, savedChoicesFor } from '../../api/core/decode-choices-store.ts';
-import type { FormatChoices } from '../../engine/decode/format.ts';
 import { startEntryWorker } from '../../api/core/entry-worker.ts';
 import { SQL_BUILD_WORKER } from '../../engine/sql/sql-build-pool.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { textCell, writeCsv, writeNdjson } from '../../engine/sql/sql-format.ts';
 import { SqlSession, type QueryColumn, type QueryCursor, type SqlValue } from '../../engine/sql/sql-session.ts';
 import { defaultCacheDir } from '../../engine/sql/sql-defaults.ts';
+import { cliDecodeSetupUnder, type CliDecodeFlags } from '../decode-options.ts';
 import { OutputWriter, ProgressLine } from '../output.ts';
 
 export { blobText, textCell } from '../../engine/sql/sql-format.ts';
 
-export interface QueryCommandOptions {
+export interface QueryCommandOptions extends CliDecodeFlags {
   json?: boolean;
   csv?: boolean;
   limit?: number;
@@ -54,12 +57,15 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
   process.once('SIGINT', onSigint);
   const progress = new ProgressLine(process.stderr);
   let session: SqlSession | undefined;
+  // Formats and schema files, checked before any table is built (an unknown format or an unused schema file: exit 2).
+  const { decode, notes: decodeNotes } = cliDecodeSetupUnder(path, opts);
+  for (const n of decodeNotes) process.stderr.write(`klx: note: ${n}\n`);
   try {
     session = await SqlSession.open(path, {
       ...(opts.cache ? { cacheDir: opts.cacheDir ?? defaultCacheDir() } : {}),
       ...(opts.rebuild ? { rebuild: true } : {}),
       ...(opts.valueCap !== undefined ? { valueCapBytes: opts.valueCap } : {}),
-      decode: { choices: savedChoicesOf(path) },
+      decode,
       // segments decoded in worker threads (issue 16)
       startWorker: () => startEntryWorker(SQL_BUILD_WORKER.entry, SQL_BUILD_WORKER.near),
       signal: controller.signal,
@@ -91,21 +97,6 @@ export async function runQuery(path: string, sql: string, opts: QueryCommandOpti
     process.removeListener('SIGINT', onSigint);
     session?.close();
   }
-}
-
-/**
- * The format choices saved in the app (its `decode-choices.json` in {@link appDataDir}) for the
- * folders holding `path` or inside it ({@link savedChoicesFor}); the decoded columns are built with
- * them, as the app's SQL view builds them.
- */
-export function savedChoicesOf(path: string, dataDir = appDataDir()): FormatChoices {
-  let real = resolve(path);
-  try {
-    real = realpathSync(path);
-  } catch {
-    // SqlSession.open names the missing path
-  }
-  return savedChoicesFor(readDecodeChoicesFile(decodeChoicesFile(dataDir)), real);
 }
 
 function mib(bytes: number): string {

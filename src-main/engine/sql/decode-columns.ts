@@ -13,11 +13,12 @@
  * is written `key: <reason>`; when both fail the value's error follows after `; `.
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { DuckDBConnection } from './duckdb.ts';
 import { RecordDecoder, schemasOf } from '../decode/record-decoder.ts';
 import type { FormatChoices } from '../decode/format.ts';
+import { schemaSourceFiles, type LoneSchemaFile } from '../decode/schemas/schema-sources.ts';
+import { KlxError } from '../errors.ts';
 import type { OpenedLogs } from '../log/log-dir.ts';
 import { ColumnarAppender } from './columnar-appender.ts';
 
@@ -25,8 +26,10 @@ import { ColumnarAppender } from './columnar-appender.ts';
 export interface DecodeTableOptions {
   /** Per topic, the format of keys and values (absent = auto). */
   choices?: FormatChoices;
-  /** Schema files, folders or registry exports added to the folder's `_schemas` (`--schemas`). */
+  /** Schema files, folders or registry exports added to the folder's `_schemas` (`--schemas`: `PATH`, `ID=FILE`, `SUBJECT=FILE`). */
   schemaPaths?: string[];
+  /** What a lone schema file that maps to nothing is read as (see `addSchemaSources`); absent: it is an error. */
+  lone?: LoneSchemaFile;
 }
 
 /**
@@ -44,20 +47,36 @@ export const DECODE_VIEW_COLUMNS_SQL = [
 ].join(', ');
 
 /**
- * A text naming what decoding depends on besides the folder's files (choices, schema files with
- * their sizes and times), for the table cache's fingerprint; `'off'` when decoding is off.
+ * What the cached tables depend on besides the folder's files, for the table cache's fingerprint
+ * (16 hex digits); `'off'` when decoding is off. The tables keep no decoded value: the decoded
+ * columns are computed when a query reads them, by the query session's decoder (`klx_decoded`), so
+ * the format choices (and schema files given in the app, which the `schemas` table never lists) are
+ * not part of it, and a cache built with other choices is reused as is. The `schemas` table is
+ * built with the tables: every `--schemas` argument is part of it with the name and SHA-256 of each
+ * file it reads (a folder's files, the file of `ID=FILE` / `SUBJECT=FILE`), so an edited schema
+ * file gives a new table set, whatever its size or mtime.
+ * @throws KlxError `io-error` when a schema file cannot be read.
  */
 export function decodeFingerprint(opts: DecodeTableOptions | false | undefined): string {
   if (opts === false) return 'off';
   const h = createHash('sha256');
-  h.update(JSON.stringify(opts?.choices ?? {}));
-  for (const p of opts?.schemaPaths ?? []) {
-    const abs = resolve(p);
+  for (const arg of opts?.schemaPaths ?? []) {
+    h.update(`schemas\t${arg}\n`);
+    let files: string[];
     try {
-      const s = statSync(abs);
-      h.update(`\n${abs}\t${s.size}\t${s.mtimeMs}`);
+      files = schemaSourceFiles(arg);
     } catch {
-      h.update(`\n${abs}\tmissing`);
+      h.update('missing\n'); // opening the session names it (schemasOf)
+      continue;
+    }
+    for (const f of files) {
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(f);
+      } catch (err) {
+        throw new KlxError('io-error', `cannot read the schema file: ${(err as Error).message}`, { file: f, cause: err });
+      }
+      h.update(`${f}\t${createHash('sha256').update(bytes).digest('hex')}\n`);
     }
   }
   return h.digest('hex').slice(0, 16);
@@ -86,7 +105,7 @@ export class RecordRowDecoder {
     if (this.cached === undefined) {
       if (this.opts === false) this.cached = null;
       else {
-        const { registry } = schemasOf(this.opened, this.opts?.schemaPaths ?? []);
+        const { registry } = schemasOf(this.opened, this.opts?.schemaPaths ?? [], this.opts?.lone);
         this.cached = new RecordDecoder({ schemas: registry, choices: this.opts?.choices ?? {} });
       }
     }

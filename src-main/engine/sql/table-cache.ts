@@ -7,7 +7,9 @@
  * Naming: `<key>-<state>.duckdb`, where `key` = the first 16 hex digits of SHA-256(resolved folder
  * path) and `state` = the first 16 hex digits of the folder's {@link folderFingerprint}: the name,
  * size, mtime, ctime and inode of every file of every opened partition folder and of the log
- * directories' own files (checkpoints...), plus the table schema version and the value cap. Any
+ * directories' own files (checkpoints...), plus the table schema version, the value cap, the
+ * decompression bound and the schema files given (their contents, `decodeFingerprint`; not the
+ * format choices: decoded columns are computed when a query reads them, with the session's choices). Any
  * append, cleanup, retention or checkpoint update changes the fingerprint, so the next open builds a
  * new file; an unchanged folder reuses its file.
  *

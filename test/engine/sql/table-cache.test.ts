@@ -3,13 +3,16 @@
  * change (append, checkpoint, value cap) builds a new one and drops the old state, a crash mid-build
  * (leftover `.building-` file) or a damaged cache file never passes for a complete table set, a
  * folder that changes while it is read is not cached, and the log folder itself is never written.
+ * The schema files given are part of the state by their contents; the format choices are not (the
+ * decoded columns are computed at query time).
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { openPath } from '../../../src-main/engine/log/log-dir.ts';
+import { decodeFingerprint } from '../../../src-main/engine/sql/decode-columns.ts';
 import { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
 import { cacheKey, defaultCacheDir, folderFingerprint, prepareLogTables } from '../../../src-main/engine/sql/table-cache.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
@@ -157,5 +160,27 @@ describe('table cache', () => {
     expect(defaultCacheDir({})).toMatch(/\.cache\/kafka-log-explorer$/);
     expect(cacheKey('/a')).toMatch(/^[0-9a-f]{16}$/);
     expect(cacheKey('/a')).not.toBe(cacheKey('/b'));
+  });
+
+  it('decodeFingerprint: the contents of the schema files given (a folder\'s files, ID=FILE), not the format choices', () => {
+    const dir = tempDir('klx-fp-schemas-');
+    mkdirSync(join(dir, 'folder'));
+    writeFileSync(join(dir, 'folder', '7.avsc'), '"string"');
+    writeFileSync(join(dir, 'pay.avsc'), '"long"');
+    const specs = [join(dir, 'folder'), `9=${join(dir, 'pay.avsc')}`];
+    const fp = decodeFingerprint({ schemaPaths: specs });
+    expect(fp).toMatch(/^[0-9a-f]{16}$/);
+    // Decoded columns are computed at query time: another format for a topic reuses the tables.
+    expect(decodeFingerprint({ schemaPaths: specs, choices: { orders: { value: 'hex' } } })).toBe(fp);
+    expect(decodeFingerprint({})).toBe(decodeFingerprint(undefined));
+    expect(decodeFingerprint(false)).toBe('off');
+    // Same size, another schema: a file inside a folder, and the file of ID=FILE.
+    writeFileSync(join(dir, 'folder', '7.avsc'), '"bytes"');
+    const fp2 = decodeFingerprint({ schemaPaths: specs });
+    expect(fp2).not.toBe(fp);
+    writeFileSync(join(dir, 'pay.avsc'), '"int" ');
+    expect(decodeFingerprint({ schemaPaths: specs })).not.toBe(fp2);
+    // A missing file is part of it too (opening the session names it).
+    expect(decodeFingerprint({ schemaPaths: [join(dir, 'none.avsc')] })).not.toBe(decodeFingerprint({}));
   });
 });

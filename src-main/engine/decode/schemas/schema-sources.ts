@@ -82,6 +82,16 @@ function filesUnder(path: string): string[] {
   return out;
 }
 
+/**
+ * The files one `--schemas` argument (`PATH`, `ID=FILE`, `SUBJECT=FILE`, see {@link parseSchemaSpec})
+ * reads: the file itself, or the `.avsc`/`.proto`/`.json` files of a folder (8 levels down), sorted;
+ * absolute paths. For the SQL table cache's fingerprint (`decodeFingerprint`).
+ * @throws KlxError `invalid-argument` for an id outside 1..2^31-1; Node's error when the path does not exist.
+ */
+export function schemaSourceFiles(arg: string): string[] {
+  return filesUnder(resolve(parseSchemaSpec(arg).path));
+}
+
 function isExport(v: unknown): v is Record<string, unknown>[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as Record<string, unknown>).schema === 'string' && (x as Record<string, unknown>).id !== undefined);
 }
