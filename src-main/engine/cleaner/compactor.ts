@@ -360,10 +360,27 @@ function filterV2Data(entry: BatchEntry, discard: boolean, retention: Retention,
     for (let i = 0; i < n; i++) kept.add(h.baseOffset + BigInt(sOffsetDelta[i]!));
     return rebuildSlow(h, decodeV2Records(h, entry.bytes).filter((r) => kept.has(r.offset)), newHorizon);
   }
-  return rebuildFast(h, data, n, newHorizon, BigInt(maxKept));
+  return rebuildFast(h, entry.bytes, data, n, newHorizon, BigInt(maxKept));
 }
 
-function rebuildFast(h: BatchHeader, data: Buffer, n: number, horizon: bigint | null, maxKept: bigint): FilteredBatch {
+/** Writes `v` as an int64 (big-endian) at `at`: from its two halves when it is a safe integer (no BigInt work), else through `writeBigInt64BE`. */
+function writeInt64(out: Buffer, v: bigint, at: number): void {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) {
+    out.writeBigInt64BE(v, at);
+    return;
+  }
+  const hi = Math.floor(n / 4294967296);
+  out.writeInt32BE(hi, at);
+  out.writeUInt32BE(n - hi * 4294967296, at + 4);
+}
+
+/**
+ * Rebuilds a v2 batch from its `n` survivors (the scratch arrays) walked in `data`, its records
+ * area; `source` is the whole source batch, whose header fields that do not change (baseOffset,
+ * partitionLeaderEpoch, magic, lastOffsetDelta, producerId, producerEpoch, baseSequence) are copied.
+ */
+function rebuildFast(h: BatchHeader, source: Buffer, data: Buffer, n: number, horizon: bigint | null, maxKept: bigint): FilteredBatch {
   const logAppend = h.timestampType === 'LogAppendTime';
   const firstTs = logAppend ? h.maxTimestamp : h.baseTimestamp + BigInt(sDelta[0]!);
   const newBase = horizon ?? firstTs;
@@ -395,28 +412,24 @@ function rebuildFast(h: BatchHeader, data: Buffer, n: number, horizon: bigint | 
     out.set(area, V2_HEADER_SIZE);
   }
   const total = out.length;
-  out.writeBigInt64BE(h.baseOffset, 0);
+  // baseOffset, partitionLeaderEpoch, magic (2), lastOffsetDelta, producerId, producerEpoch and
+  // baseSequence are the source's; length, CRC, attributes, timestamps and count are set below.
+  source.copy(out, 0, 0, V2_HEADER_SIZE);
   out.writeInt32BE(total - 12, 8);
-  out.writeInt32BE(h.partitionLeaderEpoch, 12);
-  out.writeInt8(2, 16);
   let attributes = compressionId(h.compression);
   if (logAppend) attributes |= ATTR_TIMESTAMP_TYPE;
   if (h.isTransactional) attributes |= ATTR_TRANSACTIONAL;
   if (h.isControl) attributes |= ATTR_CONTROL;
   if (horizon !== null) attributes |= ATTR_DELETE_HORIZON;
   out.writeInt16BE(attributes, 21);
-  out.writeInt32BE(h.lastOffsetDelta, 23);
-  out.writeBigInt64BE(newBase, 27);
+  writeInt64(out, newBase, 27);
   let maxTs: bigint;
   if (logAppend) maxTs = h.maxTimestamp;
   else {
     maxTs = h.baseTimestamp + BigInt(maxDelta);
     if (maxTs < -1n) maxTs = -1n;
   }
-  out.writeBigInt64BE(maxTs, 35);
-  out.writeBigInt64BE(h.producerId, 43);
-  out.writeInt16BE(h.producerEpoch, 51);
-  out.writeInt32BE(h.baseSequence, 53);
+  writeInt64(out, maxTs, 35);
   out.writeInt32BE(n, 57);
   out.writeUInt32BE(crc32c(out.subarray(21)), 17);
   return { bytes: out, records: n, baseOffset: h.baseOffset, lastOffset: h.lastOffset, maxOffset: maxKept, maxTimestamp: maxTs, offsetOfMaxTimestamp: maxTs === -1n ? -1n : h.lastOffset, copied: false };

@@ -164,8 +164,16 @@ export function readRecordAt(data: Uint8Array, start: number, end: number, view:
 // growable `ByteWriter`, and its varlong helpers take bigints. The re-encoder writes into a buffer it
 // has sized exactly and keeps timestamp deltas as numbers, so the three helpers below stay local.
 
+/**
+ * Values whose zigzag fits 31 bits: sized and written with int32 shifts instead of float division
+ * (re-encoded timestamp deltas are mostly here: a delete horizon a day away is ~8.6e7 ms).
+ */
+const INT_ZIGZAG_MIN = -(2 ** 30);
+const INT_ZIGZAG_MAX = 2 ** 30 - 1;
+
 /** Bytes of the zigzag varlong of a safe integer (`sizeOfVarlong` for a number). */
 function varlongSize(v: number): number {
+  if (v >= INT_ZIGZAG_MIN && v <= INT_ZIGZAG_MAX) return sizeOfVarint(v);
   let u = v >= 0 ? v * 2 : -v * 2 - 1;
   let n = 1;
   while (u >= 128) {
@@ -188,6 +196,7 @@ function writeVarint(out: Uint8Array, p: number, v: number): number {
 
 /** Writes a zigzag varlong of a safe integer at `p`; returns the position after it. */
 function writeVarlong(out: Uint8Array, p: number, v: number): number {
+  if (v >= INT_ZIGZAG_MIN && v <= INT_ZIGZAG_MAX) return writeVarint(out, p, v);
   let u = v >= 0 ? v * 2 : -v * 2 - 1;
   while (u >= 128) {
     out[p++] = (u % 128) | 0x80;

@@ -85,6 +85,35 @@ describe('compaction, byte level', () => {
     expect(b!.bytes.toString('hex')).toBe(expected.toString('hex'));
   });
 
+  it('timestamp deltas on both sides of the 31-bit zigzag fast path, and base/max timestamps of −1 and beyond 2^53, are rebuilt as an independent encoder writes them', () => {
+    const deltas = [0, 5, -5, 63, 64, -64, -65, 2 ** 30 - 1, 2 ** 30, -(2 ** 30), -(2 ** 30) - 1, 2 ** 31, -(2 ** 31) - 5, 2 ** 40, -(2 ** 40)];
+    const base = TS + 3n;
+    /** A batch whose first copy of each key is superseded by the second, which survives with `ts[i]`. */
+    const batchOf = (baseOffset: bigint, ts: bigint[], oldTs = TS) => {
+      const keys = ts.map((_, i) => `k${baseOffset}-${String(i).padStart(2, '0')}`);
+      const records = [...keys.map((k) => rec(k, 'old', oldTs)), ...keys.map((k, i) => rec(k, `v${i}`, ts[i]!))];
+      const survivors = records.slice(keys.length).map((r, j) => ({ ...r, offsetDelta: keys.length + j }));
+      return { input: { baseOffset, records }, expected: encodeBatch({ baseOffset, lastOffsetDelta: records.length - 1, records: survivors }) };
+    };
+    const batches = [
+      batchOf(0n, deltas.map((d) => base + BigInt(d))),
+      batchOf(30n, [-1n, -1n, -1n]), // no timestamps (Kafka's NO_TIMESTAMP): baseTimestamp and maxTimestamp −1
+      batchOf(36n, [2n ** 60n + 1n, 2n ** 60n + 8n], 2n ** 60n), // beyond 2^53 (small deltas): written through BigInt
+    ];
+    const dir = buildPartition(tempDir(), { segments: [{ baseOffset: 0n, batches: batches.map((b) => b.input) }, { baseOffset: 40n, batches: [{ baseOffset: 40n, records: [rec('z', 'z', TS)] }] }] });
+    run(dir, { now: Number(TS) + 3 * 86_400_000 });
+    const after = batchesOf(seg0(dir));
+    expect(after.map((b) => [b.base, b.count])).toEqual([
+      [0, 15],
+      [30, 3],
+      [36, 2],
+    ]);
+    after.forEach((b, i) => expect(b.bytes.toString('hex')).toBe(batches[i]!.expected.toString('hex')));
+    expect(after[1]!.bytes.readBigInt64BE(27)).toBe(-1n);
+    expect(after[1]!.bytes.readBigInt64BE(35)).toBe(-1n);
+    expect([after[2]!.bytes.readBigInt64BE(27), after[2]!.bytes.readBigInt64BE(35)]).toEqual([2n ** 60n + 1n, 2n ** 60n + 8n]);
+  });
+
   it('LogAppendTime: a rebuilt batch reads every survivor as the original maxTimestamp, with all deltas 0', () => {
     const dir = buildPartition(tempDir(), {
       segments: [
