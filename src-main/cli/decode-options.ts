@@ -149,5 +149,19 @@ export function topicsUnder(path: string): string[] {
  * @throws KlxError as {@link cliDecodeSetup}; `not-found` / `not-a-log-dir` for `path`.
  */
 export function cliDecodeSetupUnder(path: string, flags: CliDecodeFlags, dataDir = appDataDir()): CliDecodeSetup {
-  return cliDecodeSetup({ opened: openSchemasTopics(path), topics: topicsUnder(path), savedFor: path }, flags, dataDir);
+  const beside = logDirOfPartition(path);
+  const setup = cliDecodeSetup({ opened: openSchemasTopics(beside ?? path), topics: topicsUnder(path), savedFor: path }, flags, dataDir);
+  return beside === null ? setup : { ...setup, decode: { ...setup.decode, schemasFrom: beside } };
+}
+
+/**
+ * For a partition folder, the log directory holding it, whose `_schemas` partitions `klx fetch`,
+ * `klx query` and `klx export` read for that partition (the registry beside it, as on the broker's
+ * disk); null for a log directory or a folder of them (their own `_schemas` partitions are read).
+ * @throws KlxError as `openPath` (`not-found`, `not-a-log-dir`).
+ */
+export function logDirOfPartition(path: string): string | null {
+  const listed = openPath(path, { lazy: true });
+  const only = listed.logDirs.length === 1 ? listed.logDirs[0]! : null;
+  return only !== null && only.partitions.length === 1 && only.partitions[0]!.dir === listed.root ? only.path : null;
 }

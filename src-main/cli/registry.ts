@@ -196,7 +196,7 @@ function parseCompression(v: string): Compression {
 function decodeOption(command: 'fetch' | 'query' | 'export', which: 'key' | 'value' | 'schemas'): Option {
   const one = command === 'fetch';
   const where = command === 'query' ? 'PATH' : 'DIR';
-  const schemasTopics = one ? 'beside DIR' : 'under ' + where;
+  const schemasTopics = one ? 'beside DIR' : `under ${where} (beside ${where} when it is a partition folder)`;
   const loneRule = one ? '' : ' when ' + where + ' holds one topic (not counting __ and _schemas topics)';
   if (which === 'key') {
     return new Option(
@@ -327,7 +327,8 @@ run; anything that would change the tables is refused. "offset" is an SQL keywor
 Decoded columns of records/latest/state (key_format, value_format, key_decoded, value_decoded as
 JSON, schema_id, decode_error) are decoded as klx fetch decodes, for every topic under PATH:
 --key-format/--value-format when given, else the format saved in the app for the topic, else auto;
-schemas from the _schemas topics under PATH and --schemas. They are computed when a query reads
+schemas from the _schemas topics under PATH (beside it when PATH is a partition folder) and --schemas.
+They are computed when a query reads
 them, so cached tables serve any formats without --rebuild.
 
 Examples:
@@ -380,7 +381,7 @@ function registerExport(program: Command): void {
         'key_format, value_format, key_decoded, value_decoded (JSON), schema_id, decode_error, is_tombstone, is_control, control_type,\n' +
         'is_transactional, aborted, producer_id, batch_base_offset, segment_base_offset, position, crc_valid.\n' +
         'Decoded as klx fetch decodes, for every topic under DIR: --key-format/--value-format when given, else the format saved in the app\n' +
-        'for the topic, else auto; schemas from the _schemas topics under DIR and --schemas.\n' +
+        'for the topic, else auto; schemas from the _schemas topics under DIR (beside it when DIR is a partition folder) and --schemas.\n' +
         'Example: klx export /var/lib/kafka/data --format parquet --out /tmp/orders-pq && duckdb -c "SELECT count(*) FROM \'/tmp/orders-pq/**/*.parquet\'"\n' +
         'Example: klx export ./copy --format ndjson --out /tmp/signups.ndjson --schemas 42.avsc --schemas signups-value=42.avsc',
     )

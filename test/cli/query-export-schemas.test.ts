@@ -207,3 +207,61 @@ describe('klx export --schemas / --value-format', () => {
     expect(both.r.stderr).toContain("option '--value-format <format>' cannot be used with option '--no-decode'");
   });
 });
+
+describe('a partition folder: the _schemas partitions beside it are read, as klx fetch reads them', () => {
+  let copy: string;
+  let part: string;
+  /** A Schema Registry registration record of `_schemas` (key and value JSON as the registry writes them: KafkaStoreMessage). */
+  const registration = (subject: string, version: number, id: number, schema: string, offsetTs: number) =>
+    JSON.stringify({
+      key: JSON.stringify({ keytype: 'SCHEMA', subject, version, magic: 1 }),
+      value: JSON.stringify({ subject, version, id, schema, deleted: false }),
+      timestamp: offsetTs,
+    });
+
+  beforeAll(() => {
+    copy = join(root, 'with-registry');
+    part = join(copy, 'signups-0');
+    for (const dir of [part, join(copy, '_schemas-0')]) expect(klx('create', dir).status).toBe(0);
+    expect(klx('append', part, '--records', join(files, 'signups.ndjson')).status).toBe(0);
+    const schema = readFileSync(join(files, '42.avsc'), 'utf8');
+    writeFileSync(join(root, 'reg1.ndjson'), `${registration('signups-value', 1, 42, schema, 1_700_000_000_000)}\n`);
+    const a = klx('append', join(copy, '_schemas-0'), '--records', join(root, 'reg1.ndjson'));
+    expect(a.status, a.stderr).toBe(0);
+  }, 60_000);
+
+  it('klx query and klx export of signups-0 decode the framed records with schema 42 from _schemas-0 beside it (no --schemas)', () => {
+    const q = run('query', part, SIGNUPS, '--json', '--no-cache');
+    expect(q.stderr).toBe('');
+    expect(q.status).toBe(0);
+    expect(rows(q).slice(0, 3).map((x) => [x.offset, x.value_format, x.name, x.schema_id, x.decode_error])).toEqual(expected.names.slice(0, 3).map((n, i) => [i, 'confluent', n, 42, null]));
+    const out = join(root, 'beside.ndjson');
+    const e = run('export', part, '--format', 'ndjson', '--out', out);
+    expect(e.status, e.stderr).toBe(0);
+    const recs = readFileSync(out, 'utf8').trim().split('\n').map((l) => parseJsonExact(l) as Record<string, unknown>);
+    expect(recs.slice(0, 3).map((x) => [x.schema_id, x.decode_error, toJsonText(x.value_decoded)])).toEqual(expected.datums.slice(0, 3).map((d) => [42, null, d]));
+    // What klx fetch answers for the same partition.
+    const f = run('fetch', part, '--offset', '0', '--json');
+    expect(f.status, f.stderr).toBe(0);
+    expect(rows(f).filter((x) => x.type === 'record').slice(0, 3).map((x) => toJsonText(x.valueDecoded))).toEqual(expected.datums.slice(0, 3));
+  });
+
+  it('a new registration in _schemas-0, or its removal, gives a new table set: the cached schemas table of signups-0 is not served stale', () => {
+    const cache = join(root, 'beside-cache');
+    const count = () => {
+      const r = run('query', part, 'SELECT id, subject, version FROM schemas ORDER BY id', '--json', '--cache-dir', cache);
+      expect(r.status, r.stderr).toBe(0);
+      return rows(r).map((x) => [x.id, x.subject, x.version]);
+    };
+    expect(count()).toEqual([[42, 'signups-value', 1]]);
+    writeFileSync(join(root, 'reg2.ndjson'), `${registration('signups-value', 2, 43, '"string"', 1_700_000_000_001)}\n`);
+    expect(klx('append', join(copy, '_schemas-0'), '--records', join(root, 'reg2.ndjson')).status).toBe(0);
+    expect(count()).toEqual([
+      [42, 'signups-value', 1],
+      [43, 'signups-value', 2],
+    ]);
+    // Removing the folder changes no file of the log directory itself (appends above also rewrote its checkpoints).
+    rmSync(join(copy, '_schemas-0'), { recursive: true });
+    expect(count()).toEqual([]);
+  });
+});

@@ -29,7 +29,8 @@ import { exportSpan, writeExport, type ExportFormat } from '../../engine/sql/rec
 import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { ProgressLine } from '../output.ts';
 import { printResult } from './append.ts';
-import { cliDecodeSetup, type CliDecodeFlags } from '../decode-options.ts';
+import { cliDecodeSetup, logDirOfPartition, type CliDecodeFlags } from '../decode-options.ts';
+import { openSchemasTopics } from '../../engine/decode/record-decoder.ts';
 
 export interface ExportCliOptions extends CliDecodeFlags {
   format: ExportFormat;
@@ -63,7 +64,9 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
   // As klx fetch and klx query decode (../decode-options.ts): the options for every topic under DIR, else the app's saved choices, else auto.
   let decoder = null;
   if (opts.decode) {
-    const setup = cliDecodeSetup({ opened, topics: parts.map((p) => p.log.topic), savedFor: dir }, opts);
+    // A partition folder: the `_schemas` partitions beside it, as klx fetch reads them.
+    const beside = logDirOfPartition(dir);
+    const setup = cliDecodeSetup({ opened: beside !== null ? openSchemasTopics(beside) : opened, topics: parts.map((p) => p.log.topic), savedFor: dir }, opts);
     for (const n of setup.notes) process.stderr.write(`klx: note: ${n}\n`);
     decoder = setup.decoder;
   }

@@ -13,9 +13,12 @@
  * is written `key: <reason>`; when both fail the value's error follows after `; `.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DuckDBConnection } from './duckdb.ts';
-import { RecordDecoder, schemasOf } from '../decode/record-decoder.ts';
+import { openSchemasTopics, RecordDecoder, schemasOf } from '../decode/record-decoder.ts';
+import { SCHEMAS_TOPIC } from '../decode/formats/json.ts';
+import { parsePartitionDirName } from '../files/file-names.ts';
 import type { FormatChoices } from '../decode/format.ts';
 import { schemaSourceFiles, type LoneSchemaFile } from '../decode/schemas/schema-sources.ts';
 import { KlxError } from '../errors.ts';
@@ -30,6 +33,11 @@ export interface DecodeTableOptions {
   schemaPaths?: string[];
   /** What a lone schema file that maps to nothing is read as (see `addSchemaSources`); absent: it is an error. */
   lone?: LoneSchemaFile;
+  /**
+   * A log directory whose `_schemas` partitions are read instead of the opened folder's (`openSchemasTopics`):
+   * for a partition folder, the log directory holding it, as `klx fetch` reads the schemas beside a partition.
+   */
+  schemasFrom?: string;
 }
 
 /**
@@ -54,12 +62,15 @@ export const DECODE_VIEW_COLUMNS_SQL = [
  * not part of it, and a cache built with other choices is reused as is. The `schemas` table is
  * built with the tables: every `--schemas` argument is part of it with the name and SHA-256 of each
  * file it reads (a folder's files, the file of `ID=FILE` / `SUBJECT=FILE`), so an edited schema
- * file gives a new table set, whatever its size or mtime.
+ * file gives a new table set, whatever its size or mtime. With `schemasFrom`, the name, size, mtime,
+ * ctime and inode of every file of its `_schemas` partition folders are part of it too (those
+ * folders are outside the opened folder, whose own files the cache's fingerprint covers).
  * @throws KlxError `io-error` when a schema file cannot be read.
  */
 export function decodeFingerprint(opts: DecodeTableOptions | false | undefined): string {
   if (opts === false) return 'off';
   const h = createHash('sha256');
+  if (opts?.schemasFrom !== undefined) h.update(schemasTopicsState(opts.schemasFrom));
   for (const arg of opts?.schemaPaths ?? []) {
     h.update(`schemas\t${arg}\n`);
     let files: string[];
@@ -80,6 +91,37 @@ export function decodeFingerprint(opts: DecodeTableOptions | false | undefined):
     }
   }
   return h.digest('hex').slice(0, 16);
+}
+
+/** The state of the `_schemas` partition folders of log directory `dir` (one line per file; unreadable: a line saying so). */
+function schemasTopicsState(dir: string): string {
+  const lines = [`schemas-from\t${dir}`];
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return `${lines[0]}\tunreadable\n`;
+  }
+  for (const name of names) {
+    const part = parsePartitionDirName(name);
+    if (!part || !SCHEMAS_TOPIC.test(part.topic)) continue;
+    let files: string[];
+    try {
+      files = readdirSync(join(dir, name)).sort();
+    } catch {
+      lines.push(`${name}\tunreadable`);
+      continue;
+    }
+    for (const f of files) {
+      try {
+        const st = statSync(join(dir, name, f));
+        lines.push(`${name}/${f}\t${st.size}\t${st.mtimeMs}\t${st.ctimeMs}\t${st.ino}`);
+      } catch {
+        // removed while listing
+      }
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** The decode layer of one table build or query session, and the `schemas` table (see the module comment). */
@@ -105,7 +147,8 @@ export class RecordRowDecoder {
     if (this.cached === undefined) {
       if (this.opts === false) this.cached = null;
       else {
-        const { registry } = schemasOf(this.opened, this.opts?.schemaPaths ?? [], this.opts?.lone);
+        const from = this.opts?.schemasFrom;
+        const { registry } = schemasOf(from !== undefined ? openSchemasTopics(from) : this.opened, this.opts?.schemaPaths ?? [], this.opts?.lone);
         this.cached = new RecordDecoder({ schemas: registry, choices: this.opts?.choices ?? {} });
       }
     }
