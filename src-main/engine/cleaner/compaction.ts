@@ -281,7 +281,7 @@ function cleanMapped(log: PartitionLog, opts: CompactionOptions, env: RoundEnv, 
           upperBoundOffsetOfRound: range.firstUncleanableOffset,
           retainLegacyDeletes: segmentMtimeMs(seg) > legacyDeleteHorizon,
           stats: st,
-          ...(superseded ? { superseded } : {}),
+          ...(superseded ? { superseded, recordsWalked: built.verified.has(seg.baseOffset) } : {}),
           ...(env.decisions
             ? { explain: { decisions: env.decisions, segment: seg.baseOffset, rules, now: nowB, deleteRetentionMs, latestOffset: env.map.latestOffset, retainLegacyDeletes: segmentMtimeMs(seg) > legacyDeleteHorizon } }
             : {}),

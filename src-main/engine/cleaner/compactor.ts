@@ -39,7 +39,7 @@ import type { CleanerRules } from './cleaner-rules.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
 import type { LastRecord } from './producer-state.ts';
-import { newRecordView, readRecordAt, reencodedSize, writeReencoded } from './record-walk.ts';
+import { newRecordPeek, newRecordView, peekRecordAt, readRecordAt, reencodedSize, writeReencoded } from './record-walk.ts';
 import { explainBatch, explainControlRecord, explainRecord, type BatchFate, type ExplainContext } from './compaction-decisions.ts';
 import { bytesText } from './decisions.ts';
 import type { CleanedTransactionMetadata } from './txn-metadata.ts';
@@ -87,6 +87,12 @@ export interface FilterContext {
   upperBoundOffsetOfRound: bigint;
   /** Offsets the map pass found superseded (saves hashing dirty keys again), if kept. */
   superseded?: SupersededOffsets;
+  /**
+   * The map build walked every record of the source segment's v2 data batches and checked their
+   * framing (it read the segment whole: `MapBuildResult.verified`), so a record whose offset
+   * `superseded` marks is dropped after reading only its offset and key length (`peekRecordAt`).
+   */
+  recordsWalked?: boolean;
   /** Kafka's legacy (v0/v1) tombstone rule for the source segment. */
   retainLegacyDeletes: boolean;
   stats: SegmentStats;
@@ -134,6 +140,7 @@ function ensureScratch(n: number): void {
   sOffsetDelta = new Int32Array(cap);
 }
 const view = newRecordView();
+const peek = newRecordPeek();
 /** Scratch buffer of rebuilt uncompressed batches (grown as needed; see FilteredBatch.bytes). */
 let rebuilt = Buffer.allocUnsafeSlow(64 << 10);
 function rebuildBuffer(n: number): Buffer {
@@ -311,8 +318,21 @@ function filterV2Data(entry: BatchEntry, discard: boolean, retention: Retention,
   let tombstones = false;
   let exact = true;
   let maxKept = -1;
+  // Superseded records of a batch the map build walked are dropped from their offset alone: the
+  // decision below gives 'superseded' for them too (a keyed record at or below the map's latest
+  // offset whose bit is set), and their framing was checked there.
+  const skipSuperseded = sup !== undefined && ctx.recordsWalked === true && !discard && ctx.explain === undefined;
+  const supersededList = st.removed.superseded;
   try {
     for (let i = 0; i < count; i++) {
+      if (skipSuperseded && peekRecordAt(data, pos, data.length, peek) && peek.keyLength >= 0) {
+        const o = base + peek.offsetDelta;
+        if (o <= latest && sup.covers(o) && sup.isSuperseded(o)) {
+          supersededList.addNumber(o);
+          pos = peek.end;
+          continue;
+        }
+      }
       pos = readRecordAt(data, pos, data.length, view);
       const offset = base + view.offsetDelta;
       let reason: CompactionReason | null = null;

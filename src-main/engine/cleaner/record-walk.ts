@@ -157,6 +157,67 @@ export function readRecordAt(data: Uint8Array, start: number, end: number, view:
   return recEnd;
 }
 
+/** What {@link peekRecordAt} reads of a record. Reused across calls. */
+export interface RecordPeek {
+  /** Position after the record. */
+  end: number;
+  offsetDelta: number;
+  /** −1 for a null key. */
+  keyLength: number;
+}
+
+/** A fresh peek to pass to {@link peekRecordAt}. */
+export function newRecordPeek(): RecordPeek {
+  return { end: 0, offsetDelta: 0, keyLength: -1 };
+}
+
+/** `varint` that never throws: −2^31 − 1 (not an int32) when the varint runs past `limit` or is longer than 5 bytes. */
+function varintOrBad(d: Uint8Array, limit: number): number {
+  let value = 0;
+  let shift = 0;
+  for (let i = 0; i < 5; i++) {
+    if (pos >= limit) return BAD;
+    const b = d[pos++]!;
+    value |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return (value >>> 1) ^ -(value & 1);
+    shift += 7;
+  }
+  return BAD;
+}
+const BAD = -2147483649;
+
+/**
+ * Reads only the length, offsetDelta and keyLength of the record at `start` in `data[.., end)`
+ * (skipping its attributes and timestampDelta), for a walk that drops the record by its offset
+ * without looking at the rest: the key, value and headers are neither read nor checked, so only for
+ * records whose framing was checked before ({@link readRecordAt} in the map build).
+ * @returns false (and `peek` unspecified) when these fields are not well-formed: the caller reads
+ *   the record with {@link readRecordAt}, which reports why. Never throws.
+ */
+export function peekRecordAt(data: Uint8Array, start: number, end: number, peek: RecordPeek): boolean {
+  pos = start;
+  const length = varintOrBad(data, end);
+  const recEnd = pos + length;
+  if (length < 1 || recEnd > end) return false;
+  pos++; // attributes
+  // timestampDelta: a varlong of at most 10 bytes, skipped.
+  let i = 0;
+  while (i < 10 && pos < recEnd && (data[pos]! & 0x80) !== 0) {
+    pos++;
+    i++;
+  }
+  if (i === 10 || pos >= recEnd) return false;
+  pos++;
+  const offsetDelta = varintOrBad(data, recEnd);
+  if (offsetDelta === BAD) return false;
+  const keyLength = varintOrBad(data, recEnd);
+  if (keyLength === BAD) return false;
+  peek.end = recEnd;
+  peek.offsetDelta = offsetDelta;
+  peek.keyLength = keyLength < 0 ? -1 : keyLength;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writing
 //

@@ -114,6 +114,52 @@ describe('compaction, byte level', () => {
     expect([after[2]!.bytes.readBigInt64BE(27), after[2]!.bytes.readBigInt64BE(35)]).toEqual([2n ** 60n + 1n, 2n ** 60n + 8n]);
   });
 
+  it('superseded records of a segment the map build walked are dropped from their offset alone: survivors, keyless records and headers around them come out as an independent encoder writes them', () => {
+    const h = (v: string) => [{ key: 'h', value: Buffer.from(v) }];
+    // Offsets 0..9 in one batch: superseded ones (by the next segment) between survivors, a keyless
+    // record, headers on both kinds, values of 0 to 300 bytes.
+    const records = [
+      rec('a', 'a0', TS, h('1')), // 0 superseded
+      rec('b', 'b'.repeat(300), TS + 1n), // 1 superseded
+      rec('c', 'c0', TS + 2n, h('22')), // 2 kept
+      rec(null, 'keyless', TS + 3n), // 3 keyless: dropped
+      rec('a', '', TS + 4n), // 4 superseded
+      rec('d', 'd'.repeat(200), TS + 5n), // 5 kept
+      rec('b', 'b1', TS + 6n, h('333')), // 6 superseded
+      rec('e', 'e0', TS + 7n), // 7 kept
+      rec('f', 'f0', TS + 8n), // 8 superseded
+      rec('g', 'g0', TS + 9n, h('4444')), // 9 kept
+    ];
+    const newer = [rec('a', 'a2', TS + 20n), rec('b', 'b2', TS + 21n), rec('f', 'f2', TS + 22n)];
+    const dir = buildPartition(tempDir(), {
+      segments: [
+        { baseOffset: 0n, batches: [{ records }] },
+        { baseOffset: 10n, batches: [{ baseOffset: 10n, records: newer }] },
+        { baseOffset: 13n, batches: [{ baseOffset: 13n, records: [rec('z', 'z', TS)] }] },
+      ],
+    });
+    const before = batchesOf(join(dir, '00000000000000000010.log'));
+    const report = run(dir, { now: Number(TS) + 3 * 86_400_000 });
+    const kept = [2, 5, 7, 9];
+    const expected = encodeBatch({ baseOffset: 0n, lastOffsetDelta: 9, records: kept.map((o) => ({ ...records[o]!, offsetDelta: o })) });
+    const after = batchesOf(seg0(dir));
+    expect(after.map((b) => [b.base, b.last, b.count])).toEqual([
+      [0, 9, 4],
+      [10, 12, 3],
+    ]);
+    expect(after[0]!.bytes.toString('hex')).toBe(expected.toString('hex'));
+    expect(after[1]!.bytes.equals(before[0]!.bytes)).toBe(true);
+    expect(report.removed.superseded?.records).toBe(5);
+    expect(report.removed.superseded?.ranges.map((r) => [Number(r.first), Number(r.last)])).toEqual([
+      [0, 1],
+      [4, 4],
+      [6, 6],
+      [8, 8],
+    ]);
+    expect(report.removed.keyless?.records).toBe(1);
+    expect(offsets(dir)).toEqual([2, 5, 7, 9, 10, 11, 12, 13]);
+  });
+
   it('LogAppendTime: a rebuilt batch reads every survivor as the original maxTimestamp, with all deltas 0', () => {
     const dir = buildPartition(tempDir(), {
       segments: [
