@@ -352,15 +352,33 @@ function applyTrailingRule(groups: GroupResult[]): void {
   }
 }
 
-/** Kafka's `Cleaner.cleanInto` for one source segment: chunked reads, filtered, appended per chunk. */
-function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof filterBatch>[1], opts: CompactionOptions, env: RoundEnv, maxMessageSize: number, verifyCrc: boolean): void {
-  let cap = opts.ioBufferSize ?? DEFAULT_IO_BUFFER_SIZE;
-  const maxIo = opts.maxIoBufferSize ?? DEFAULT_MAX_IO_BUFFER_SIZE;
-  let chunk: FilteredBatch[] = [];
-  let chunkBytes = 0;
-  let chunkStart = -1;
-  const flush = () => {
-    if (chunkStart < 0) return;
+/**
+ * The output batches of one read chunk of a source segment, appended to the sink as one chunk
+ * (Kafka's `LogSegment.append` per `cleanInto` read). A class rather than a closure per segment, so
+ * that the cleaning loop calls one function whatever the segment (a new closure per segment made
+ * the optimised loop give up its code at every segment).
+ */
+class ChunkAppender {
+  private chunk: FilteredBatch[] = [];
+  private chunkBytes = 0;
+  /** Byte position in the source segment where the chunk's read starts, −1 when none is open. */
+  chunkStart = -1;
+
+  constructor(
+    private readonly seg: LogSegment,
+    private readonly sink: CleanedSegment,
+  ) {}
+
+  /** Adds an output batch already staged in the sink. */
+  add(out: FilteredBatch): void {
+    this.chunk.push(out);
+    this.chunkBytes += out.bytes.length;
+  }
+
+  /** Appends the open chunk's batches (if any) and closes it. */
+  flush(): void {
+    if (this.chunkStart < 0) return;
+    const chunk = this.chunk;
     if (chunk.length > 0) {
       let maxOffset = -1n;
       let maxTs = -1n;
@@ -375,33 +393,31 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
         records += b.records;
       }
       try {
-        sink.appendChunk(
-          chunk.length,
-          chunkBytes,
-          maxOffset,
-          maxTs,
-          offOfMax,
-          records,
-          chunk[0]!.baseOffset,
-          chunk[chunk.length - 1]!.lastOffset,
-        );
+        this.sink.appendChunk(chunk.length, this.chunkBytes, maxOffset, maxTs, offOfMax, records, chunk[0]!.baseOffset, chunk[chunk.length - 1]!.lastOffset);
       } catch (err) {
         // The source bytes that do not fit: the chunk read from chunkStart in this segment.
-        throw withSegmentFile(err, seg, chunkStart);
+        throw withSegmentFile(err, this.seg, this.chunkStart);
       }
     }
-    chunk = [];
-    chunkBytes = 0;
-    chunkStart = -1;
-  };
+    this.chunk = [];
+    this.chunkBytes = 0;
+    this.chunkStart = -1;
+  }
+}
+
+/** Kafka's `Cleaner.cleanInto` for one source segment: chunked reads, filtered, appended per chunk. */
+function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof filterBatch>[1], opts: CompactionOptions, env: RoundEnv, maxMessageSize: number, verifyCrc: boolean): void {
+  let cap = opts.ioBufferSize ?? DEFAULT_IO_BUFFER_SIZE;
+  const maxIo = opts.maxIoBufferSize ?? DEFAULT_MAX_IO_BUFFER_SIZE;
+  const chunk = new ChunkAppender(seg, sink);
   let n = 0;
   // Read windows are reused: each output batch is copied into the sink's write buffer (stage) before the next batch is read.
   for (const entry of sourceBatches(seg, 0, verifyCrc, true)) {
     const h = entry.header;
-    if (chunkStart >= 0 && h.position + h.size - chunkStart > cap) flush();
-    if (chunkStart < 0) {
+    if (chunk.chunkStart >= 0 && h.position + h.size - chunk.chunkStart > cap) chunk.flush();
+    if (chunk.chunkStart < 0) {
       if ((++n & 15) === 0) checkDone(env.signal, seg.dir);
-      chunkStart = h.position;
+      chunk.chunkStart = h.position;
       while (h.size > cap) {
         // growBuffersOrFail / growBuffers
         const maxSize = cap >= maxMessageSize ? h.size : maxMessageSize;
@@ -418,11 +434,10 @@ function cleanInto(seg: LogSegment, sink: CleanedSegment, ctx: Parameters<typeof
     }
     if (out) {
       sink.stage(out.bytes);
-      chunk.push(out);
-      chunkBytes += out.bytes.length;
+      chunk.add(out);
     }
   }
-  flush();
+  chunk.flush();
 }
 
 // ---------------------------------------------------------------------------------------------
