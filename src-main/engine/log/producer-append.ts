@@ -322,17 +322,41 @@ export class ProducerStateTracker {
   }
 }
 
-/** Bytes read at a time by {@link producerBatches}. */
-const HEADER_WINDOW = 64 << 10;
+/** Bytes read at a time by {@link producerBatches} where batches are small (up to {@link LARGE_BATCH} bytes). */
+const HEADER_WINDOW = 1 << 20;
+/** Batches from this size (bytes) are followed by a read of the next header alone ({@link HEADER_READ} bytes), not a window. */
+const LARGE_BATCH = HEADER_WINDOW >> 3;
+/** Bytes read for one header after a large batch. */
+const HEADER_READ = 4096;
+
+/** A batch of {@link producerBatches}: its header, and its bytes read from the file only when asked for. */
+class WalkedBatch {
+  constructor(
+    readonly header: BatchHeader,
+    private readonly fd: number,
+  ) {}
+
+  /** Reads the whole batch (a new buffer), while the walk is on this batch or later. */
+  get read(): () => Buffer {
+    const { fd, header } = this;
+    return () => {
+      const b = Buffer.allocUnsafe(header.size);
+      readSync(fd, b, 0, header.size, header.position);
+      return b;
+    };
+  }
+}
 
 /**
- * The v2 batch headers of a `.log` from byte `start`, read a window of {@link HEADER_WINDOW} bytes
- * at a time and only where a header lies (the batch itself only on demand): producer state needs no
- * record of data batches, so small batches cost one read per window of them and large ones one
- * window read each, never the whole segment. Legacy messages are skipped (they carry
- * no producer id); the walk stops at the first entry whose framing is impossible, as the log
- * reader sees it (`scanEntries`): a length below the minimum, past the end of the file, or above
- * {@link MAX_ENTRY_BYTES} (a length of 2^31−1 in a file over 2 GiB is damage, never a 2 GiB read).
+ * The v2 batch headers of a `.log` from byte `start`, read a window at a time and only where a
+ * header lies (the batch itself only on demand): producer state needs no record of data batches.
+ * Small batches cost one read of {@link HEADER_WINDOW} bytes per window of them (a file of 10 KB
+ * batches: one read per 1 MiB); after a batch of {@link LARGE_BATCH} bytes or more, the next header
+ * is read alone ({@link HEADER_READ} bytes), so large batches are never read whole. Legacy messages
+ * are skipped (they carry no producer id); the walk stops at the first entry whose framing is
+ * impossible, as the log reader sees it (`scanEntries`): a length below the minimum, past the end
+ * of the file, or above {@link MAX_ENTRY_BYTES} (a length of 2^31−1 in a file over 2 GiB is damage,
+ * never a 2 GiB read).
  */
 export function* producerBatches(path: string, start: number): Generator<{ header: BatchHeader; read: () => Buffer }> {
   let fd: number;
@@ -343,38 +367,35 @@ export function* producerBatches(path: string, start: number): Generator<{ heade
   }
   try {
     const size = fstatSync(fd).size;
-    const win = Buffer.allocUnsafe(HEADER_WINDOW);
+    let win: Buffer | null = null;
+    const small = Buffer.allocUnsafe(HEADER_READ);
+    let cur: Buffer = small;
     let winStart = 0;
     let winLength = 0;
+    let lastTotal = 0;
     let pos = start;
     while (pos + V2_HEADER_SIZE <= size) {
       if (pos < winStart || pos + V2_HEADER_SIZE > winStart + winLength) {
         winStart = pos;
-        winLength = readSync(fd, win, 0, Math.min(HEADER_WINDOW, size - pos), pos);
+        cur = lastTotal >= LARGE_BATCH ? small : (win ??= Buffer.allocUnsafe(Math.min(HEADER_WINDOW, Math.max(HEADER_READ, size - pos))));
+        winLength = readSync(fd, cur, 0, Math.min(cur.length, size - pos), pos);
         if (winLength < V2_HEADER_SIZE) return;
       }
       const o = pos - winStart;
-      const batchLength = win.readInt32BE(o + 8);
-      const magic = win.readInt8(o + 16);
+      const batchLength = cur.readInt32BE(o + 8);
+      const magic = cur.readInt8(o + 16);
       const total = batchLength + 12;
       if (batchLength < 14 || pos + total > size || total > MAX_ENTRY_BYTES || magic < 0 || magic > 2) return;
       if (magic === 2 && batchLength >= V2_HEADER_SIZE - 12) {
         let header: BatchHeader;
         try {
-          header = decodeV2Header(win, o, pos, false);
+          header = decodeV2Header(cur, o, pos, false);
         } catch {
           return;
         }
-        const at = pos;
-        yield {
-          header,
-          read: () => {
-            const b = Buffer.allocUnsafe(total);
-            readSync(fd, b, 0, total, at);
-            return b;
-          },
-        };
+        yield new WalkedBatch(header, fd);
       }
+      lastTotal = total;
       pos += total;
     }
   } finally {
