@@ -255,30 +255,52 @@ export class SkimpyOffsetMap {
    */
   putAll(digests: Int32Array, offsets: Float64Array, n: number, superseded?: SupersededOffsets): number {
     this.sink = superseded;
+    if (n === 0) return 0;
     const bits = this.bucketBits;
-    for (let j = 0; j < n; j++) {
-      if (bits === 0 || this.entries + this.deferred >= this.maxEntries) {
+    let j = 0;
+    while (j < n) {
+      // Puts that may be deferred: while entries + deferred stay below maxEntries. Applying a bucket
+      // turns deferred puts into at most as many entries, so `room` only grows back after one.
+      let room = bits === 0 ? 0 : this.maxEntries - this.entries - this.deferred;
+      if (room <= 0) {
         // Near full (or a small table): one put at a time, exactly as putHashed under `full`.
         this.flushDeferred();
         if (this.entries >= this.maxEntries) return j;
         const prev = this.insert(digests[j * 4]!, digests[j * 4 + 1]!, digests[j * 4 + 2]!, digests[j * 4 + 3]!, offsets[j]!);
         if (prev >= 0 && superseded) superseded.mark(prev);
-      } else {
-        if (this.deferredCount.length === 0) this.allocateBuckets();
-        const h0 = digests[j * 4]!;
-        const b = h0 >>> (32 - bits);
-        const k = b * BUCKET_PUTS + this.deferredCount[b]!;
-        const q = k * 4;
-        const dd = this.deferredDigests;
-        dd[q] = h0;
-        dd[q + 1] = digests[j * 4 + 1]!;
-        dd[q + 2] = digests[j * 4 + 2]!;
-        dd[q + 3] = digests[j * 4 + 3]!;
-        this.deferredOffsets[k] = offsets[j]!;
-        this.deferred++;
-        if (++this.deferredCount[b]! === BUCKET_PUTS) this.applyBucket(b);
+        this.lastOffset = offsets[j]!;
+        j++;
+        continue;
       }
-      this.lastOffset = offsets[j]!;
+      if (this.deferredCount.length === 0) this.allocateBuckets();
+      const dd = this.deferredDigests;
+      const doff = this.deferredOffsets;
+      const count = this.deferredCount;
+      const shift = 32 - bits;
+      let deferred = this.deferred;
+      for (; j < n && room > 0; j++, room--) {
+        const p = j * 4;
+        const h0 = digests[p]!;
+        const b = h0 >>> shift;
+        const c = count[b]!;
+        const k = b * BUCKET_PUTS + c;
+        const q = k * 4;
+        dd[q] = h0;
+        dd[q + 1] = digests[p + 1]!;
+        dd[q + 2] = digests[p + 2]!;
+        dd[q + 3] = digests[p + 3]!;
+        doff[k] = offsets[j]!;
+        deferred++;
+        count[b] = c + 1;
+        if (c + 1 === BUCKET_PUTS) {
+          this.deferred = deferred;
+          this.applyBucket(b);
+          deferred = this.deferred;
+          room = this.maxEntries - this.entries - deferred + 1; // + 1: the loop's room-- follows
+        }
+      }
+      this.deferred = deferred;
+      this.lastOffset = offsets[j - 1]!;
     }
     return n;
   }

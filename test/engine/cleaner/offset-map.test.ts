@@ -96,6 +96,35 @@ describe('offset map deferred puts', () => {
     }
   });
 
+  it('keys all in one bucket (a bucket applied every 512 puts, right up to the full map) stop at the same put as one put at a time', () => {
+    const memory = MIN_BUCKETED_BYTES + 1024; // 64 buckets (first digest word's top 6 bits)
+    const puts = 170_000;
+    // Every put a new key (random words), its first word's top 6 bits 0: bucket 0.
+    const next = words(11);
+    const digests = Int32Array.from({ length: puts * 4 }, (_, i) => (i % 4 === 0 ? next() & 0x03ffffff : next()));
+    const keys = digests;
+    const keyOf = Int32Array.from({ length: puts }, (_, j) => j);
+    const offsets = Float64Array.from({ length: puts }, (_, j) => j);
+    const map = new SkimpyOffsetMap(memory);
+    const sup = new SupersededOffsets(0, puts);
+    // One putAll call per 4096 puts: the deferred puts run into the map's fill-up mid-call, 140 puts after a bucket is applied.
+    let made = 0;
+    while (made < puts) {
+      const n = Math.min(4096, puts - made);
+      const m = map.putAll(digests.subarray(made * 4), offsets.subarray(made), n, sup);
+      made += m;
+      if (m < n) break;
+    }
+    map.flushDeferred();
+    const ref = reference(keyOf, offsets, map.maxEntries);
+    expect(map.maxEntries % 512).toBe(140);
+    expect([made, map.size, map.full, map.latestOffset]).toEqual([ref.made, map.maxEntries, true, ref.made - 1]);
+    expect(ref.made).toBe(157_324);
+    let wrong = 0;
+    for (const [k, off] of ref.latest) if (map.getHashed(keys, k * 4) !== off) wrong++;
+    expect(wrong).toBe(0);
+  });
+
   it('keys sharing their first digest word all go in (past the local probes) and are found', () => {
     const puts = 6_000;
     const { digests, keyOf, keys } = digestsOf(puts, 4_000, 99, true);
