@@ -370,6 +370,7 @@ function registerExport(program: Command): void {
     .requiredOption('--out <path>', 'Parquet: a new folder (topic=T/partition=P/data_0.parquet); NDJSON/CSV: a new file. Never inside DIR, never overwritten')
     .option('--where <sql>', 'keep only the records for which this DuckDB condition over the export columns holds, e.g. \'"offset" >= 100 AND NOT is_control\'')
     .addOption(new Option('--isolation <level>', 'read_committed leaves out aborted transactions and stops at the last stable offset, as a consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction holds it, a line on stderr (and lastStableStops with --json) names the offset, the transaction (producer id, first offset) and the records after it not exported').choices(['read_uncommitted', 'read_committed']).default('read_uncommitted'))
+    .option('--up-to <limit>', 'read_uncommitted: stop at the "high-watermark" (default: where a consumer\'s fetches end, FetchIsolation.HIGH_WATERMARK in UnifiedLog.read; the log end offset when replication-offset-checkpoint has no entry; the records left out are named on stderr and in highWatermarkStops) or at the "log-end" (every record the files hold, also those past damage in the active segment)', parseUpTo, 'high-watermark')
     .option('--no-decode', 'leave key_decoded/value_decoded NULL (raw bytes only)')
     .addOption(decodeOption('export', 'key').conflicts('decode'))
     .addOption(decodeOption('export', 'value').conflicts('decode'))
@@ -379,7 +380,10 @@ function registerExport(program: Command): void {
       'after',
       '\nColumns: topic, partition, offset, timestamp, timestamp_type, key, value (BLOB; CSV: text when UTF-8 text, else base64), headers,\n' +
         'key_format, value_format, key_decoded, value_decoded (JSON), schema_id, decode_error, is_tombstone, is_control, control_type,\n' +
-        'is_transactional, aborted, producer_id, batch_base_offset, segment_base_offset, position, crc_valid.\n' +
+        'is_transactional, aborted, producer_id, batch_base_offset, segment_base_offset, position, crc_valid, past_damage (after damage\n' +
+        'in the log, as in klx query), log_dir (the log directory relative to DIR; Parquet gets a log_dir= folder level when DIR holds several).\n' +
+        'CSV: NULL is an empty field, an empty string "". Damage and batches not checked (--max-inflated-bytes) whose records are not\n' +
+        'exported are named on stderr and in notExported with --json (file, byte position, reason); exit 0, as klx query.\n' +
         'Decoded as klx fetch decodes, for every topic under DIR: --key-format/--value-format when given, else the format saved in the app\n' +
         'for the topic, else auto; schemas from the _schemas topics under DIR (beside it when DIR is a partition folder) and --schemas.\n' +
         'Example: klx export /var/lib/kafka/data --format parquet --out /tmp/orders-pq && duckdb -c "SELECT count(*) FROM \'/tmp/orders-pq/**/*.parquet\'"\n' +

@@ -35,6 +35,16 @@ function expectedByPartition(caseName: string): Map<string, ExpectedRecord[]> {
   return out;
 }
 
+/** Records of a case per `<log dir>/<partition folder>` (the file's first two path parts), from EXPECTED.jsonl(.gz). */
+function expectedByPartitionPath(caseName: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const b of expectedBatches(caseName)) {
+    const part = String(b.file).split('/').slice(0, 2).join('/');
+    out.set(part, (out.get(part) ?? 0) + ((b.records as unknown[] | null) ?? []).length);
+  }
+  return out;
+}
+
 async function duck<T>(sql: string): Promise<T[]> {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
@@ -89,6 +99,30 @@ describeRealData('klx export on real broker data', () => {
     // The keys are 4-byte big-endian ints: the decode layer reads them as such.
     expect(lines.map((l) => l.key_decoded)).toEqual(want.map((e) => Buffer.from(e.key!, 'base64').readInt32BE(0)));
   }, 120_000);
+
+  it('retention-log-start (two brokers\' log dirs, kafka/ and kafka2/): a log_dir column and a log_dir= folder level keep the replicas apart; counts per log dir, topic and partition as the independent decoder read them', async () => {
+    const caseName = 'retention-log-start';
+    const out = join(tmp, `${caseName}-pq`);
+    const r = klx('export', join(REAL_DATA, caseName), '--format', 'parquet', '--out', out, '--json', '--up-to', 'log-end', '--no-decode');
+    expect(r.status, r.stderr).toBe(0);
+    const want = new Map<string, number>();
+    for (const [part, recs] of expectedByPartitionPath(caseName)) if (recs > 0) want.set(part, recs);
+    const total = [...want.values()].reduce((n, x) => n + x, 0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ records: total, notExported: [], highWatermarkStops: [] });
+    const rows = await duck<{ log_dir: string; topic: string; partition: number; n: bigint }>(
+      `SELECT log_dir, topic, "partition", count(*) AS n FROM read_parquet('${out}/**/*.parquet', hive_partitioning = false) GROUP BY ALL ORDER BY ALL`,
+    );
+    expect(new Map(rows.map((x) => [`${x.log_dir}/${x.topic}-${x.partition}`, Number(x.n)]))).toEqual(want);
+    expect(new Set(rows.map((x) => x.log_dir))).toEqual(new Set(['kafka', 'kafka2']));
+    const first = rows[0]!;
+    expect(existsSync(join(out, `log_dir=${first.log_dir}`, `topic=${first.topic}`, `partition=${first.partition}`))).toBe(true);
+    // By default every partition stops at its high watermark: what is left out is named, and adds up.
+    const hwOut = join(tmp, `${caseName}-hw.ndjson`);
+    const d = klx('export', join(REAL_DATA, caseName), '--format', 'ndjson', '--out', hwOut, '--json', '--no-decode');
+    expect(d.status, d.stderr).toBe(0);
+    const summary = JSON.parse(d.stdout) as { records: number; highWatermarkStops: { records: number }[] };
+    expect(summary.records + summary.highWatermarkStops.reduce((n, x) => n + x.records, 0)).toBe(total);
+  }, 240_000);
 
   it('refuses an output inside the log folder and writes nothing', () => {
     const dir = join(REAL_DATA, 'multisegment-rolled');

@@ -1,5 +1,5 @@
 /**
- * `klx export DIR --format parquet|ndjson|csv [--where SQL] --out PATH [--isolation L] [--no-decode]
+ * `klx export DIR --format parquet|ndjson|csv [--where SQL] --out PATH [--isolation L] [--up-to L] [--no-decode]
  * [--key-format F] [--value-format F] [--schemas PATH|ID=FILE|SUBJECT=FILE]...`:
  * writes the records of every partition under DIR (a partition folder, a log directory or a folder
  * of log directories) for tools on bigger machines (Spark, Trino, BigQuery, DuckDB), with the
@@ -19,13 +19,22 @@
  * read_committed consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction
  * holds it there, a `klx:` line on stderr (and `lastStableStops` in the JSON summary) names the LSO,
  * the transaction's producer id and first offset, and how many records after it were not exported.
- * Nothing is written inside DIR.
+ * read_uncommitted stops at each partition's high watermark by default, as a consumer does
+ * (UnifiedLog.read, FetchIsolation.HIGH_WATERMARK; `--up-to log-end` reads every record the files
+ * hold), and names the records past it on stderr (`highWatermarkStops` in JSON). Records after
+ * damage are exported as `klx query` lists them (`past_damage`); each damaged region or batch whose
+ * records are not exported, and each batch past the decompression bound (`not-checked`), is named
+ * with file, byte position and reason on stderr (`notExported` in JSON); the exit code stays 0, as
+ * `klx query`'s. Several log directories under DIR: `log_dir` tells the replicas apart, and Parquet
+ * gets a `log_dir=` folder level. Nothing is written inside DIR (real paths compared: a symlink
+ * into DIR is refused); `--out -` is refused.
  */
-import { resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
+import { isInsideDir, realpathLenient } from '../../api/core/paths.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { IsolationLevel } from '../../engine/log/read-defaults.ts';
-import { exportSpan, writeExport, type ExportFormat } from '../../engine/sql/record-export.ts';
+import { exportSpan, writeExport, type ExportFormat, type HighWatermarkStop, type NotExported } from '../../engine/sql/record-export.ts';
 import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { ProgressLine } from '../output.ts';
 import { printResult } from './append.ts';
@@ -37,13 +46,10 @@ export interface ExportCliOptions extends CliDecodeFlags {
   out: string;
   where?: string;
   isolation?: IsolationLevel;
+  /** read_uncommitted: stop at the high watermark (default) or read to the log end and past it. */
+  upTo?: 'log-end' | 'high-watermark';
   decode: boolean;
   json?: boolean;
-}
-
-/** Whether `inner` is `outer` or inside it (real paths). */
-function inside(inner: string, outer: string): boolean {
-  return inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`);
 }
 
 /** A text progress bar of `f` (0..1), `width` characters. */
@@ -52,14 +58,38 @@ export function progressBar(f: number, width = 24): string {
   return `[${'#'.repeat(n)}${'.'.repeat(width - n)}]`;
 }
 
+/** A `klx:` line naming a batch or region not exported (file relative to the log directory's parent when inside DIR). */
+export function notExportedText(x: NotExported): string {
+  const offsets = x.fromOffset !== undefined ? ` (offsets ${x.fromOffset}${x.toOffset !== undefined && x.toOffset !== x.fromOffset ? `..${x.toOffset}` : ''})` : '';
+  const what = x.kind === 'not-checked' ? 'not checked (past the decompression bound; --max-inflated-bytes N reads it)' : 'damage';
+  return `${x.topic}-${x.partition}${x.logDir !== '.' ? ` in ${x.logDir}` : ''}: not exported${offsets}: ${what} at ${x.file} position ${x.position} (${x.size} bytes): ${x.reason}`;
+}
+
+/** A `klx:` line naming the records past a partition's high watermark that were not exported. */
+export function highWatermarkStopText(x: HighWatermarkStop, isolation: IsolationLevel): string {
+  const n = `${x.records} record${x.records === 1 ? '' : 's'}`;
+  const range = x.records === 1 ? `offset ${x.firstOffset}` : `offsets ${x.firstOffset}..${x.lastOffset}`;
+  const how = isolation === 'read_committed' ? 'read_committed stops there as a consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED: the last stable offset is the high watermark when no transaction is open)' : 'a consumer is not given them (UnifiedLog.read, FetchIsolation.HIGH_WATERMARK); --up-to log-end exports them';
+  return `${x.topic}-${x.partition}${x.logDir !== '.' ? ` in ${x.logDir}` : ''}: ${n} past the high watermark ${x.highWatermark} not exported (${range}, log end offset ${x.logEndOffset}): ${how}`;
+}
+
 /** Runs `klx export` (options and help in `../registry.ts`). */
 export async function runExport(dir: string, opts: ExportCliOptions): Promise<void> {
+  if (opts.out === '-') throw new KlxError('invalid-argument', '--out - is not supported: an export writes a new file or folder (give a path; for records on stdout use klx fetch or klx query)');
   const opened = openPath(dir);
-  const out = resolve(opts.out);
-  if (inside(out, resolve(opened.root))) throw new KlxError('invalid-argument', `--out is inside ${dir}: an export never writes into the log folder; choose a path outside it`, { file: out });
+  // Real paths: a symlink on the way to --out (or to DIR) must not lead into the log folder.
+  const out = await realpathLenient(resolve(opts.out));
+  const root = await realpathLenient(resolve(opened.root));
+  if (isInsideDir(out, root)) throw new KlxError('invalid-argument', `--out is inside ${dir}: an export never writes into the log folder; choose a path outside it`, { file: out });
   const parts = allPartitions(opened);
   if (parts.length === 0) throw new KlxError('not-a-log-dir', `no partition folder under ${dir}`, { file: dir });
-  const sources = parts.map((p) => ({ log: p.log }));
+  // log_dir: the partition's log directory relative to DIR ('.' when DIR is the log directory or a partition folder).
+  const logDirOf = (d: string): string => {
+    const rel = relative(resolve(opened.root), d);
+    return rel === '' || rel === '..' || rel.startsWith('../') ? '.' : rel;
+  };
+  const sources = parts.map((p) => ({ log: p.log, logDir: logDirOf(dirname(p.log.dir)) }));
+  const logDirs = new Set(sources.map((s) => s.logDir)).size;
   const span = exportSpan(sources);
   // As klx fetch and klx query decode (../decode-options.ts): the options for every topic under DIR, else the app's saved choices, else auto.
   let decoder = null;
@@ -80,7 +110,9 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
       out,
       ...(opts.where !== undefined ? { where: opts.where } : {}),
       partitionBy: opts.format === 'parquet',
+      partitionByLogDir: opts.format === 'parquet' && logDirs > 1,
       isolation: opts.isolation ?? 'read_uncommitted',
+      readUpTo: opts.upTo ?? 'high-watermark',
       decoder,
       signal: controller.signal,
       onProgress: (p) => {
@@ -93,6 +125,9 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
     // A read_committed stop at an open transaction (UnifiedLog, FetchIsolation.TXN_COMMITTED) is said on stderr;
     // the summary stays one line / one JSON object on stdout, where `lastStableStops` carries the same.
     for (const stop of summary.lastStableStops) process.stderr.write(`klx: ${lastStableStopText(stop, 'exported')}\n`);
+    for (const stop of summary.highWatermarkStops) process.stderr.write(`klx: ${highWatermarkStopText(stop, opts.isolation ?? 'read_uncommitted')}\n`);
+    // Never a silent skip: every batch or region whose records are not in the output (file, byte position, reason).
+    for (const x of summary.notExported) process.stderr.write(`klx: ${notExportedText(x)}\n`);
     await printResult(summary, Boolean(opts.json), () => [
       `exported ${summary.records} record${summary.records === 1 ? '' : 's'} from ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
     ]);

@@ -205,7 +205,10 @@ function tp(log: PartitionLog): string {
   return `${log.topic}-${log.partition}`;
 }
 
-async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; onCorrupt?: CorruptBatchMode; signal?: AbortSignal }): Promise<ReadContext> {
+/** The read limit of {@link PageOptions.pastLogEnd}: past every offset a file can hold. */
+const FILES_END = (1n << 63n) - 1n;
+
+async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; onCorrupt?: CorruptBatchMode; signal?: AbortSignal; pastLogEnd?: boolean }): Promise<ReadContext> {
   const isolation = opts.isolation ?? 'read_uncommitted';
   if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new KlxError('invalid-argument', `isolation must be read_uncommitted or read_committed, got "${String(isolation)}"`);
   const logStart = log.logStartOffset;
@@ -221,6 +224,7 @@ async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel
     ctx.aborted = state.abortedTxns;
   } else {
     if (opts.readUpTo === 'high-watermark' && highWatermark !== null) ctx.limit = highWatermark;
+    else if (opts.pastLogEnd === true) ctx.limit = FILES_END;
     const fromIndexes = abortedTxnsFromIndexes(log).abortedTransactions;
     ctx.aborted = fromIndexes.length > 0 ? fromIndexes : null;
   }
@@ -517,6 +521,14 @@ export interface PageOptions {
   txnSource?: TxnSource;
   /** Byte budget of each underlying fetch (default {@link DEFAULT_MAX_BYTES}). */
   maxBytes?: number;
+  /**
+   * read_uncommitted up to the log end ({@link readForward} only): read on past the log end offset to
+   * the end of the files, where batches that follow damage in the active segment lie (the log end
+   * offset is where that segment's readable batches stop: `LogSegment.recover` would cut it there).
+   * `atEnd` then means the files hold no further record. Used by the export, which takes every
+   * record the files hold as the SQL tables list them.
+   */
+  pastLogEnd?: boolean;
   signal?: AbortSignal;
 }
 
@@ -538,12 +550,12 @@ export interface RecordPage {
 
 /**
  * The `n` deliverable records at or after `fromOffset`, following holes and segment boundaries.
- * @throws KlxError `offset-out-of-range` outside [logStartOffset, logEndOffset], `invalid-argument`, `cancelled`.
+ * @throws KlxError `offset-out-of-range` outside [logStartOffset, logEndOffset] (`pastLogEnd`: below logStartOffset), `invalid-argument`, `cancelled`.
  */
 export async function readForward(log: PartitionLog, fromOffset: bigint, n: number, opts: PageOptions = {}): Promise<RecordPage> {
   const from = toOffset(fromOffset, 'fromOffset');
   const want = checkBudget(n, 'n', 1, 1);
-  checkFetchOffset(log, from);
+  if (opts.pastLogEnd !== true || from <= log.logEndOffset || from < log.logStartOffset) checkFetchOffset(log, from);
   const ctx = await readContext(log, opts);
   const maxBytes = checkBudget(opts.maxBytes, 'maxBytes', 0, DEFAULT_MAX_BYTES);
   const page: RecordPage = { records: [], nextOffset: from, prevOffset: from, atStart: from <= ctx.logStart, atEnd: false, readLimit: ctx.limit, problems: [] };

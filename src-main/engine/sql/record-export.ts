@@ -75,6 +75,8 @@ export const EXPORT_COLUMNS: readonly QueryColumn[] = [
   { name: 'segment_base_offset', type: 'BIGINT' },
   { name: 'position', type: 'BIGINT' },
   { name: 'crc_valid', type: 'BOOLEAN' },
+  { name: 'past_damage', type: 'BOOLEAN' },
+  { name: 'log_dir', type: 'VARCHAR' },
 ];
 
 /** Where the rows come from: a partition, optionally cut to offsets [from, to] or to a list of offsets. */
@@ -86,6 +88,61 @@ export interface ExportSource {
   to?: bigint;
   /** Only these offsets (ascending or not; absent ones are passed over). Overrides from/to. */
   offsets?: readonly bigint[];
+  /** The `log_dir` column: the partition's log directory relative to the exported folder (default `.`). */
+  logDir?: string;
+}
+
+/**
+ * A batch or damaged region whose records an export could not write (file, byte position, reason).
+ * `kind` `damage`: bytes that are not a batch or a batch whose records cannot be decoded (a consumer
+ * stops there too: CorruptRecordException); `not-checked`: a batch whose records inflate past this
+ * tool's decompression bound (`--max-inflated-bytes` reads it; not damage: a consumer reads it).
+ */
+export interface NotExported {
+  topic: string;
+  partition: number;
+  logDir: string;
+  /** The `.log` file. */
+  file: string;
+  /** Byte position in it, and bytes concerned. */
+  position: number;
+  size: number;
+  kind: 'damage' | 'not-checked';
+  /** The reader's error code (`truncated-batch`, `decompression-limit`, ...). */
+  code: string;
+  reason: string;
+  /** The offsets it hides (inclusive), when the reader knows them. */
+  fromOffset?: bigint;
+  toOffset?: bigint;
+}
+
+/**
+ * Records of a partition not exported because they lie at or past its high watermark (read as a
+ * consumer reads: `UnifiedLog.read` with FetchIsolation.HIGH_WATERMARK; read_committed stops there
+ * too when no transaction holds the last stable offset lower).
+ */
+export interface HighWatermarkStop {
+  topic: string;
+  partition: number;
+  logDir: string;
+  highWatermark: bigint;
+  logEndOffset: bigint;
+  /** Records (control records included) at or past the high watermark, and their first and last offsets. */
+  records: number;
+  firstOffset: bigint;
+  lastOffset: bigint;
+}
+
+/** What a read left out, filled by {@link exportRecords}. */
+export interface ExportNotes {
+  notExported: NotExported[];
+  highWatermarkStops: HighWatermarkStop[];
+}
+
+/** The `.log` file's base offset (its 20-digit name). */
+function segmentBaseOf(file: string): bigint {
+  const m = /(\d{20})\.log$/.exec(file);
+  return m ? BigInt(m[1]!) : -1n;
 }
 
 /** Options of {@link exportRows} and the writers. */
@@ -98,6 +155,15 @@ export interface ExportReadOptions {
   onProgress?: (p: { records: number; offsets: bigint }) => void;
   /** Stop after this many records (the clipboard's cap). */
   maxRecords?: number;
+  /**
+   * read_uncommitted, sources without `to`: stop at the high watermark as a consumer does
+   * (`high-watermark`, FetchIsolation.HIGH_WATERMARK in UnifiedLog.read; the log end when
+   * replication-offset-checkpoint has no entry) or read every record the files hold (`log-end`,
+   * default), past damage in the active segment too.
+   */
+  readUpTo?: 'log-end' | 'high-watermark';
+  /** Filled with the batches not exported and the high watermark stops (sources without `offsets`). */
+  notes?: ExportNotes;
 }
 
 /** What a write did. */
@@ -116,6 +182,10 @@ export interface ExportSummary {
    * empty otherwise. See `engine/log/last-stable-stop.ts`.
    */
   lastStableStops: LastStableStop[];
+  /** Batches and damaged regions whose records are not in the output (see {@link NotExported}). */
+  notExported: NotExported[];
+  /** Partitions whose records past the high watermark are not in the output. */
+  highWatermarkStops: HighWatermarkStop[];
 }
 
 /** Offsets an export of `sources` covers (for progress totals). */
@@ -133,7 +203,7 @@ export function exportSpan(sources: readonly ExportSource[]): bigint {
 }
 
 /** The row of one record (see {@link EXPORT_COLUMNS}). */
-export function exportRow(log: PartitionLog, r: FetchedRecord, decoder: RecordDecoder | null): SqlValue[] {
+export function exportRow(log: PartitionLog, r: FetchedRecord, decoder: RecordDecoder | null, where: { pastDamage?: boolean; logDir?: string } = {}): SqlValue[] {
   let keyFormat: string | null = null;
   let valueFormat: string | null = null;
   let keyDecoded: string | null = null;
@@ -176,59 +246,134 @@ export function exportRow(log: PartitionLog, r: FetchedRecord, decoder: RecordDe
     r.segmentBaseOffset,
     BigInt(r.position),
     r.crcValid ?? null,
+    where.pastDamage === true,
+    where.logDir ?? '.',
   ];
+}
+
+/** One record of an export and where it lies. */
+export interface ExportedRecord {
+  log: PartitionLog;
+  record: FetchedRecord;
+  /** The record lies at or after damage in its partition's log (as the SQL tables' `past_damage`). */
+  pastDamage: boolean;
+  logDir: string;
 }
 
 /**
  * The records of `sources` in order (sources in the order given, offsets ascending within a
- * range), one page at a time.
+ * range), one page at a time. A source without `to` reads every record the files hold (past damage
+ * in the active segment too), up to the high watermark with `readUpTo: 'high-watermark'`; the
+ * damage met and the batches not checked go to `opts.notes`, never dropped silently.
  * @throws KlxError `cancelled`, `offset-out-of-range` (a range outside the log), what reading throws.
  */
-export async function* exportRecords(sources: readonly ExportSource[], opts: ExportReadOptions): AsyncGenerator<{ log: PartitionLog; record: FetchedRecord }> {
+export async function* exportRecords(sources: readonly ExportSource[], opts: ExportReadOptions): AsyncGenerator<ExportedRecord> {
   let records = 0;
   let passed = 0n;
   const max = opts.maxRecords ?? Infinity;
-  const page = { isolation: opts.isolation ?? 'read_uncommitted', includeControl: true, ...(opts.signal ? { signal: opts.signal } : {}) } as const;
+  const isolation = opts.isolation ?? 'read_uncommitted';
+  const page = { isolation, includeControl: true, ...(opts.signal ? { signal: opts.signal } : {}) } as const;
   for (const s of sources) {
     const log = s.log;
+    const logDir = s.logDir ?? '.';
     if (s.offsets) {
       for (const o of [...s.offsets].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
         if (opts.signal?.aborted) throw new KlxError('cancelled', 'export cancelled');
         const r = o >= log.logStartOffset && o < log.logEndOffset ? await recordAt(log, o, page) : null;
         passed++;
         if (r && r.offset === o) {
-          yield { log, record: r };
+          yield { log, record: r, pastDamage: false, logDir };
           if (++records >= max) return;
         }
         opts.onProgress?.({ records, offsets: passed });
       }
       continue;
     }
+    const whole = s.to === undefined;
     const start = s.from ?? log.logStartOffset;
-    const last = s.to ?? log.logEndOffset - 1n;
-    if (last < start || log.logEndOffset <= log.logStartOffset) continue;
-    let cursor = start < log.logStartOffset ? log.logStartOffset : start;
+    const shownLast = s.to ?? log.logEndOffset - 1n; // progress counts up to the log end
+    const last = whole ? (1n << 63n) - 2n : shownLast;
     const base = passed;
-    for (;;) {
-      if (cursor > last) break;
-      const p = await readForward(log, cursor, PAGE_RECORDS, page);
-      for (const r of p.records) {
-        if (r.offset > last) break;
-        yield { log, record: r };
-        if (++records >= max) return;
+    const hw = log.highWatermark;
+    // read_uncommitted to the high watermark: read on past it (the files' end) to count what is left out.
+    const hwLimit = whole && isolation === 'read_uncommitted' && opts.readUpTo === 'high-watermark' && hw !== null ? (hw < log.logEndOffset ? hw : log.logEndOffset) : null;
+    const hwStop: HighWatermarkStop | null = hwLimit === null ? null : { topic: log.topic, partition: log.partition, logDir, highWatermark: hwLimit, logEndOffset: log.logEndOffset, records: 0, firstOffset: -1n, lastOffset: -1n };
+    const seen = new Set<string>();
+    let damage: { segment: bigint; position: number } | null = null;
+    const damageAt = (segment: bigint, position: number) => {
+      if (damage === null || segment < damage.segment || (segment === damage.segment && position < damage.position)) damage = { segment, position };
+    };
+    let readLimit: bigint | null = null;
+    if (last >= start && (whole || log.logEndOffset > log.logStartOffset) && start <= log.logEndOffset) {
+      let cursor = start < log.logStartOffset ? log.logStartOffset : start;
+      for (;;) {
+        if (cursor > last) break;
+        const p = await readForward(log, cursor, PAGE_RECORDS, { ...page, ...(whole ? { pastLogEnd: true } : {}) });
+        readLimit = p.readLimit;
+        for (const x of p.problems) {
+          const key = `${x.file}:${x.position}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const notChecked = x.code === 'decompression-limit';
+          if (!notChecked) damageAt(segmentBaseOf(x.file), x.position);
+          opts.notes?.notExported.push({
+            topic: log.topic,
+            partition: log.partition,
+            logDir,
+            file: x.file,
+            position: x.position,
+            size: x.size,
+            kind: notChecked ? 'not-checked' : 'damage',
+            code: x.code,
+            reason: x.reason,
+            ...(x.fromOffset !== undefined ? { fromOffset: x.fromOffset } : {}),
+            ...(x.toOffset !== undefined ? { toOffset: x.toOffset } : {}),
+          });
+        }
+        for (const r of p.records) {
+          if (r.offset > last) break;
+          if (hwStop !== null && r.offset >= hwStop.highWatermark) {
+            if (hwStop.records++ === 0) hwStop.firstOffset = r.offset;
+            hwStop.lastOffset = r.offset;
+            continue;
+          }
+          // A batch failing its CRC is damage before its own records (a consumer with check.crcs=true stops at it).
+          if (r.crcValid === false) damageAt(r.segmentBaseOffset, r.position);
+          const d = damage as { segment: bigint; position: number } | null;
+          const pastDamage = d !== null && (r.segmentBaseOffset > d.segment || (r.segmentBaseOffset === d.segment && r.position >= d.position));
+          yield { log, record: r, pastDamage, logDir };
+          if (++records >= max) return;
+        }
+        cursor = p.nextOffset;
+        passed = base + ((cursor > shownLast ? shownLast + 1n : cursor) - start);
+        opts.onProgress?.({ records, offsets: passed });
+        if (p.atEnd || p.records.length === 0) break;
       }
-      cursor = p.nextOffset;
-      passed = base + (cursor > last ? last - start + 1n : cursor - start);
-      opts.onProgress?.({ records, offsets: passed });
-      if (p.atEnd || p.records.length === 0) break;
     }
-    passed = base + (last - start + 1n);
+    if (hwStop !== null && hwStop.records > 0) opts.notes?.highWatermarkStops.push(hwStop);
+    // read_committed stops at the last stable offset; when that is the high watermark (no open transaction holds it lower),
+    // count what a read_uncommitted reader of the files would get past it (an open transaction's stop is lastStableStop's).
+    if (whole && isolation === 'read_committed' && hw !== null && readLimit !== null && readLimit === (hw < log.logEndOffset ? hw : log.logEndOffset) && opts.notes) {
+      const stop: HighWatermarkStop = { topic: log.topic, partition: log.partition, logDir, highWatermark: readLimit, logEndOffset: log.logEndOffset, records: 0, firstOffset: -1n, lastOffset: -1n };
+      let cursor = readLimit;
+      for (;;) {
+        const p = await readForward(log, cursor, PAGE_RECORDS, { includeControl: true, pastLogEnd: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+        for (const r of p.records) {
+          if (stop.records++ === 0) stop.firstOffset = r.offset;
+          stop.lastOffset = r.offset;
+        }
+        cursor = p.nextOffset;
+        if (p.atEnd || p.records.length === 0) break;
+      }
+      if (stop.records > 0) opts.notes.highWatermarkStops.push(stop);
+    }
+    passed = base + (shownLast >= start ? shownLast - start + 1n : 0n);
   }
 }
 
 /** The rows of {@link exportRecords}. */
 export async function* exportRows(sources: readonly ExportSource[], opts: ExportReadOptions): AsyncGenerator<SqlValue[]> {
-  for await (const { log, record } of exportRecords(sources, opts)) yield exportRow(log, record, opts.decoder);
+  for await (const { log, record, pastDamage, logDir } of exportRecords(sources, opts)) yield exportRow(log, record, opts.decoder, { pastDamage, logDir });
 }
 
 /** Options of {@link writeExport}. */
@@ -240,6 +385,8 @@ export interface WriteExportOptions extends ExportReadOptions {
   where?: string;
   /** Parquet only: one file per topic and partition under `out` (Hive-style folders). */
   partitionBy?: boolean;
+  /** With `partitionBy`: a `log_dir=` folder level above `topic=` (an export of several log directories: replicas kept apart). */
+  partitionByLogDir?: boolean;
   /** Called when the Parquet conversion starts (DuckDB gives no progress of its own). */
   onConvert?: () => void;
 }
@@ -256,6 +403,9 @@ export async function writeExport(sources: readonly ExportSource[], opts: WriteE
   if (await exists(opts.out)) throw new KlxError('invalid-argument', 'the output exists already: choose a new path (an export never overwrites)', { file: opts.out });
   if (opts.partitionBy && opts.format !== 'parquet') throw new KlxError('invalid-argument', 'partitioning by topic and partition is for Parquet only');
   const partitions = new Set(sources.map((s) => s.log.dir)).size;
+  if (opts.where !== undefined) await checkWhere(opts.where);
+  const notes: ExportNotes = opts.notes ?? { notExported: [], highWatermarkStops: [] };
+  opts = { ...opts, notes };
   const staged = opts.format === 'parquet' || opts.where !== undefined;
   const target = staged ? stagingPathOf(opts.out) : opts.out;
   let records = 0;
@@ -281,7 +431,35 @@ export async function writeExport(sources: readonly ExportSource[], opts: WriteE
     if (!ok) await rm(opts.out, { force: true, recursive: opts.partitionBy === true });
   }
   const stops = opts.isolation === 'read_committed' ? await lastStableStops(sources, opts.signal) : [];
-  return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started, lastStableStops: stops };
+  return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started, lastStableStops: stops, notExported: notes.notExported, highWatermarkStops: notes.highWatermarkStops };
+}
+
+/**
+ * Runs `where` over an empty table of the export's columns, so a condition DuckDB cannot run
+ * (an unknown column, a type error, bad syntax) stops the export before any record is read.
+ * @throws KlxError `invalid-argument` naming the condition and DuckDB's reason.
+ */
+export async function checkWhere(where: string): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:', duckdbResourceOptions());
+  const connection = await instance.connect();
+  const cols = EXPORT_COLUMNS.map((c) => `CAST(NULL AS ${c.type}) AS "${c.name}"`).join(', ');
+  const select = `SELECT * FROM (SELECT ${cols} LIMIT 0) WHERE ${where}`;
+  try {
+    await connection.run(select);
+  } catch (err) {
+    throw whereError(err, select, where);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** The `invalid-argument` error of a `where` DuckDB refuses: the condition and DuckDB's reason, not the SELECT around it. */
+function whereError(err: unknown, select: string, where: string): KlxError {
+  const e = sqlError(err, select);
+  // DuckDB's "LINE 1: ..." excerpt and caret point into the internal SQL around the condition.
+  const reason = e.reason.replace(/\n*LINE \d+:[^\n]*\n[ \t]*\^[^\n]*/g, '').trim();
+  return new KlxError('invalid-argument', `the where condition ${where} cannot run: ${reason}`, { details: { ...(e.details ?? {}), where }, cause: err });
 }
 
 /**
@@ -363,7 +541,7 @@ async function convertStaged(staging: string, opts: WriteExportOptions): Promise
   const select = stagedSelect(staging, opts.where);
   try {
     if (opts.format === 'parquet') {
-      const options = opts.partitionBy ? `FORMAT parquet, PARTITION_BY (topic, "partition"), WRITE_PARTITION_COLUMNS true` : 'FORMAT parquet';
+      const options = opts.partitionBy ? `FORMAT parquet, PARTITION_BY (${opts.partitionByLogDir ? 'log_dir, ' : ''}topic, "partition"), WRITE_PARTITION_COLUMNS true` : 'FORMAT parquet';
       const r = await connection.run(`COPY (${select}) TO ${sqlText(opts.out)} (${options})`);
       return Number(r.rowsChanged);
     }
@@ -387,12 +565,8 @@ async function convertStaged(staging: string, opts: WriteExportOptions): Promise
   } catch (err) {
     if (opts.signal?.aborted) throw new KlxError('cancelled', 'export cancelled', { cause: err });
     if (err instanceof KlxError) throw err;
-    const e = sqlError(err, select);
-    if (opts.where === undefined) throw e;
-    // The user wrote only the condition: say it and DuckDB's reason, not the staging SELECT around it
-    // (DuckDB's "LINE 1: ..." excerpt and caret point into that internal SQL).
-    const reason = e.reason.replace(/\n*LINE \d+:[^\n]*\n[ \t]*\^[^\n]*/g, '').trim();
-    throw new KlxError('invalid-argument', `the where condition ${opts.where} cannot run: ${reason}`, { details: { ...(e.details ?? {}), where: opts.where }, cause: err });
+    if (opts.where === undefined) throw sqlError(err, select);
+    throw whereError(err, select, opts.where);
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     connection.closeSync();

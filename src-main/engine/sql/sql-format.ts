@@ -6,7 +6,9 @@
  *   structs as JSON arrays and objects); a JSON column (the decoded `key_decoded`/`value_decoded`
  *   of `records`, `latest`, `state`, the internal-topic tables' JSON) is written as the JSON value
  *   itself, not as a string holding it, with its integers exactly as DuckDB holds them;
- * - CSV: RFC 4180 with a header line; NULL is an empty field, a BLOB is its text when it is
+ * - CSV: RFC 4180 with a header line; NULL is an empty field and an empty string (or empty BLOB)
+ *   a quoted empty field `""` (as PostgreSQL's `COPY … CSV` and DuckDB's `read_csv` tell them
+ *   apart: a null key and an empty key differ), a BLOB is its text when it is
  *   printable UTF-8 (a text key reads `order-17`, not `b3JkZXItMTc=`) and base64 otherwise (binary
  *   keys, framed values: their decoded form is in the `*_decoded` columns); nested values are their
  *   JSON; a field is quoted when it holds `"`, `,`, CR or LF or starts or ends with blanks.
@@ -61,7 +63,7 @@ export function csvField(v: SqlValue): string {
   else if (v instanceof Uint8Array) s = printableText(v) ?? String(toJsonValue(v));
   else if (typeof v === 'object' && !(v instanceof Uint8Array) && !(v instanceof Date)) s = JSON.stringify(toJsonValue(v));
   else s = String(toJsonValue(v));
-  return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replaceAll('"', '""')}"` : s;
+  return s === '' || /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
 /** The CSV header line of `columns` (no newline). */
