@@ -39,7 +39,7 @@ import type { CleanerRules } from './cleaner-rules.ts';
 import type { SkimpyOffsetMap } from './offset-map.ts';
 import type { SupersededOffsets } from './superseded-offsets.ts';
 import type { LastRecord } from './producer-state.ts';
-import { newRecordPeek, newRecordView, peekRecordAt, readRecordAt, reencodedSize, writeReencoded } from './record-walk.ts';
+import { newRecordPeek, newRecordView, peekRecordAt, readRecordAt, writeReencoded } from './record-walk.ts';
 import { explainBatch, explainControlRecord, explainRecord, type BatchFate, type ExplainContext } from './compaction-decisions.ts';
 import { bytesText } from './decisions.ts';
 import type { CleanedTransactionMetadata } from './txn-metadata.ts';
@@ -141,7 +141,9 @@ function ensureScratch(n: number): void {
 }
 const view = newRecordView();
 const peek = newRecordPeek();
-/** Scratch buffer of rebuilt uncompressed batches (grown as needed; see FilteredBatch.bytes). */
+/** Most bytes a re-encoded record adds in front of its bytes from offsetDelta on: length varint (5), attributes (1), timestamp delta varlong (10). */
+const MAX_REENCODED_PREFIX = 16;
+/** Scratch buffer of rebuilt batches (grown as needed; see FilteredBatch.bytes). */
 let rebuilt = Buffer.allocUnsafeSlow(64 << 10);
 function rebuildBuffer(n: number): Buffer {
   if (rebuilt.length < n) rebuilt = Buffer.allocUnsafeSlow(Math.max(n, rebuilt.length * 2));
@@ -409,25 +411,27 @@ function rebuildFast(h: BatchHeader, source: Buffer, data: Buffer, n: number, ho
   let constDelta = 0;
   if (logAppend) constDelta = safeNumber(h.maxTimestamp - newBase, 'timestamp delta');
   else shift = safeNumber(h.baseTimestamp - newBase, 'timestamp shift');
-  let size = 0;
+  // One pass into the scratch buffer, sized for the largest re-encoding: each survivor keeps its
+  // bytes from offsetDelta on (together at most the records area) behind a new length (≤ 5 bytes),
+  // attributes (1) and timestamp delta (≤ 10). Uncompressed, the records go straight after the
+  // header of the output batch; compressed, they are the input of the codec.
+  const plain = h.compression === 'none';
+  const start = plain ? V2_HEADER_SIZE : 0;
+  const scratch = rebuildBuffer(start + data.length + n * MAX_REENCODED_PREFIX);
+  let p = start;
   let maxDelta = -Infinity;
   for (let i = 0; i < n; i++) {
     const d = logAppend ? constDelta : sDelta[i]! + shift;
     if (!Number.isSafeInteger(d)) throw new KlxError('internal', `timestamp delta ${d} is beyond 2^53`);
     if (sDelta[i]! > maxDelta) maxDelta = sDelta[i]!;
-    size += reencodedSize(sEnd[i]! - sRest[i]!, d);
+    p = writeReencoded(scratch, p, data, sRest[i]!, sEnd[i]!, d);
   }
-  // Uncompressed: the records go straight after the header of the output batch.
-  const plain = h.compression === 'none';
-  const records = plain ? rebuildBuffer(V2_HEADER_SIZE + size) : Buffer.allocUnsafe(size);
-  let p = plain ? V2_HEADER_SIZE : 0;
-  for (let i = 0; i < n; i++) {
-    p = writeReencoded(records, p, data, sRest[i]!, sEnd[i]!, logAppend ? constDelta : sDelta[i]! + shift);
-  }
+  // Writes past a typed array's end are dropped: a bound that did not hold would show here.
+  if (p > scratch.length) throw new KlxError('internal', `rebuilt batch at baseOffset ${h.baseOffset} needs ${p} bytes, above its bound ${scratch.length}`);
   let out: Buffer;
-  if (plain) out = records;
+  if (plain) out = scratch.subarray(0, p);
   else {
-    const area = compress(h.compression, records);
+    const area = compress(h.compression, scratch.subarray(0, p));
     out = Buffer.allocUnsafe(V2_HEADER_SIZE + area.length);
     out.set(area, V2_HEADER_SIZE);
   }

@@ -160,6 +160,19 @@ describe('compaction, byte level', () => {
     expect(offsets(dir)).toEqual([2, 5, 7, 9, 10, 11, 12, 13]);
   });
 
+  it('a 30,000-record tombstone batch (~440 KB) grows when its records get the delete horizon, and is rebuilt as an independent encoder writes it', () => {
+    const records = Array.from({ length: 30_000 }, (_, i) => rec(`k${i}`, null, TS + BigInt(i % 50)));
+    const dir = buildPartition(tempDir(), { segments: [{ baseOffset: 0n, batches: [{ records }] }, { baseOffset: 30_000n, batches: [{ baseOffset: 30_000n, records: [rec('z', 'z', TS)] }] }] });
+    const before = batchesOf(seg0(dir))[0]!;
+    const now = Number(TS) + 1000;
+    run(dir, { now, config: { 'delete.retention.ms': 86_400_000n } });
+    const [b] = batchesOf(seg0(dir));
+    const expected = encodeBatch({ baseOffset: 0n, records, deleteHorizon: BigInt(now) + 86_400_000n });
+    expect(b!.count).toBe(30_000);
+    expect(b!.size - before.size).toBe(30_000 * 3); // each delta: 1 byte → 4 bytes
+    expect(b!.bytes.toString('hex')).toBe(expected.toString('hex'));
+  });
+
   it('LogAppendTime: a rebuilt batch reads every survivor as the original maxTimestamp, with all deltas 0', () => {
     const dir = buildPartition(tempDir(), {
       segments: [
