@@ -23,7 +23,13 @@
  * false`, `crc`, `computedCrc`, `crcAlgorithm`). An unreadable batch (unknown magic or codec, bytes
  * that are not a batch) is printed in place as a hole with its cause (`-- hole offsets A..B:
  * CODE: reason (file position P)`, JSON `{"type":"problem","fromOffset","toOffset",...}`), reading
- * goes on, and the command exits 1 at the end.
+ * goes on, and the command exits 1 at the end. Bytes whose size field a broker cannot frame
+ * (`FileLogInputStream.nextBatch`; engine `framing: 'broker'`, with or without `--skip-corrupt`): a size
+ * field below 14 ends the read with the consumer's error ("Encountered corrupt message when fetching
+ * offset O", exit 1) after the records before it; one running past the end of the file ends the
+ * segment's batches on a broker without an error, so the offsets skipped up to the next segment are
+ * printed as a hole naming them and reading goes on there, or, in the last segment, reading stops
+ * (`-- next offset O (a broker returns nothing from here on ...)`, JSON `stalled: true` in the end object).
  *
  * Leftovers of an interrupted cleaner, split or retention (`.swap`, `.cleaned`, `.deleted`): the
  * records printed are those of the segments on disk (the pre-swap ones); the first line says what
@@ -229,7 +235,7 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   for (const n of notes) process.stderr.write(`klx: note: ${n}\n`);
   const pending = log.pendingSwaps;
   if (pending) await out.line(opts.json ? JSON.stringify(pendingSwapsJson(pending)) : `-- note: ${pending.notice}`);
-  const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo, onCorrupt: opts.skipCorrupt ? 'flag' : 'stop' } as const;
+  const common = { isolation: opts.isolation, includeControl: opts.includeControl ?? false, readUpTo: opts.upTo, onCorrupt: opts.skipCorrupt ? 'flag' : 'stop', framing: 'broker' } as const;
   let last: FetchResult | null = null;
   let printed = 0;
   let unreadable = 0;
@@ -269,7 +275,7 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
         await emit(last);
         if (last.stoppedAtCorrupt) throw last.stoppedAtCorrupt;
         next = last.nextOffset;
-      } while (!last.reachedLimit && printed < opts.max);
+      } while (!last.reachedLimit && !last.stalled && printed < opts.max);
     }
   } catch (err) {
     // The records read before the error are on stdout first.
@@ -290,6 +296,7 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
         nextOffset: int64Json(end.nextOffset),
         records: printed,
         reachedLimit: end.reachedLimit,
+        ...(end.stalled ? { stalled: true } : {}),
         readLimit: int64Json(end.readLimit),
         isolation: end.isolation,
         logStartOffset: int64Json(end.logStartOffset),
@@ -302,7 +309,8 @@ export async function runFetch(dir: string, opts: FetchCliOptions): Promise<void
   } else {
     const what = end.highWatermark !== null && end.readLimit === end.highWatermark && end.readLimit !== end.logEndOffset ? ' (the high watermark; --up-to log-end reads on)' : '';
     const limit = end.isolation === 'read_committed' ? `last stable offset ${end.readLimit}` : `read limit ${end.readLimit}${what}`;
-    await out.line(`-- next offset ${end.nextOffset}${end.reachedLimit ? ' (end: nothing more to read)' : ''}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
+    const ended = end.reachedLimit ? ' (end: nothing more to read)' : end.stalled ? ' (a broker returns nothing from here on, LocalLog.read, and a consumer waits here: see the hole above)' : '';
+    await out.line(`-- next offset ${end.nextOffset}${ended}; ${printed} records; ${limit}, log start offset ${end.logStartOffset}, log end offset ${end.logEndOffset}`);
     if (stop) await out.line(`-- ${lastStableStopText(stop, 'fetched')}`);
   }
   await out.end();

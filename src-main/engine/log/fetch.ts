@@ -38,11 +38,21 @@
  *   where it hides offsets a reader expected, the hole it makes (`fromOffset`..`toOffset`: from the
  *   offset after the last batch read to the offset before the next readable batch, or the batch's
  *   own offsets when its header is readable); reading goes on after it.
+ * - With `framing: 'broker'` (the default with `onCorrupt: 'stop'`, and `klx fetch`'s), bytes whose size
+ *   field a broker cannot frame (`FileLogInputStream.nextBatch`) end the read as on a broker instead:
+ *   a size field below 14 makes the broker's read throw CorruptRecordException, so the records before
+ *   it are returned and reading stops there with a `batch-length-out-of-range` error (thrown when no
+ *   record comes first), as the consumer's "Encountered corrupt message" (FetchCollector); a size field
+ *   running past the end of the file (or fewer than 17 bytes left) ends the segment's batches without
+ *   an error, so reading goes on at the next segment (`LocalLog.read`), the offsets passed over named
+ *   in a problem, or, in the last segment, stops there (`stalled`: a consumer waits). Bytes a broker
+ *   frames as an entry (their size field fits) are reported and read past as above.
  *
  * Units: offsets and timestamps are `bigint` (int64; ms for timestamps); positions and sizes are
  * bytes (`number`).
  */
-import { consumerStopsAt } from './corruption-consequences.ts';
+import { framingAt, framingPlace } from './broker-framing.ts';
+import { consumerStopsAt, framingConsequence } from './corruption-consequences.ts';
 import type { ErrorCode } from '../../../src-shared/errors.ts';
 import { KlxError } from '../errors.ts';
 import { crcAlgorithm, crcMismatchText } from '../format/crc.ts';
@@ -150,6 +160,12 @@ export interface FetchOptions {
   txnSource?: TxnSource;
   /** At a batch whose CRC fails (default `flag`; see {@link CorruptBatchMode}). */
   onCorrupt?: CorruptBatchMode;
+  /**
+   * At bytes whose size field a broker cannot frame: `broker` ends the read there as a broker's does
+   * (see the module comment), `resync` reads on at the next valid batch (the explorer). Default:
+   * `broker` with `onCorrupt: 'stop'`, else `resync`.
+   */
+  framing?: 'broker' | 'resync';
   signal?: AbortSignal;
 }
 
@@ -179,9 +195,16 @@ export interface FetchResult {
   problems: ReadProblem[];
   /**
    * `onCorrupt: 'stop'`: reading stopped before a batch whose CRC fails (nextOffset is at it); this
-   * is the `corrupt-record` error a fetch from nextOffset throws. Null otherwise.
+   * is the `corrupt-record` error a fetch from nextOffset throws. With `framing: 'broker'` also the
+   * `batch-length-out-of-range` error of a size field below 14 (see the module comment). Null otherwise.
    */
   stoppedAtCorrupt: KlxError | null;
+  /**
+   * `framing: 'broker'`: reading stopped at bytes of the last segment whose size field runs past the end
+   * of the file: a broker returns no records from nextOffset on, without an error, and a consumer waits
+   * there (LocalLog.read). The problem naming them is in `problems`.
+   */
+  stalled: boolean;
 }
 
 /** What every reader needs to know about the partition for one read. */
@@ -199,6 +222,8 @@ interface ReadContext {
   aborted: readonly AbortedTxn[] | null;
   /** Stop at a batch whose CRC fails (a consumer with check.crcs=true: CompletedFetch.maybeEnsureValid) instead of flagging its records. */
   stopAtCorrupt: boolean;
+  /** End the read at bytes a broker cannot frame, as a broker does (FileLogInputStream.nextBatch, LocalLog.read). */
+  brokerFraming: boolean;
 }
 
 function tp(log: PartitionLog): string {
@@ -208,14 +233,15 @@ function tp(log: PartitionLog): string {
 /** The read limit of {@link PageOptions.pastLogEnd}: past every offset a file can hold. */
 const FILES_END = (1n << 63n) - 1n;
 
-async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; onCorrupt?: CorruptBatchMode; signal?: AbortSignal; pastLogEnd?: boolean }): Promise<ReadContext> {
+async function readContext(log: PartitionLog, opts: { isolation?: IsolationLevel; includeControl?: boolean; readUpTo?: 'log-end' | 'high-watermark'; txnSource?: TxnSource; onCorrupt?: CorruptBatchMode; framing?: 'broker' | 'resync'; signal?: AbortSignal; pastLogEnd?: boolean }): Promise<ReadContext> {
   const isolation = opts.isolation ?? 'read_uncommitted';
   if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new KlxError('invalid-argument', `isolation must be read_uncommitted or read_committed, got "${String(isolation)}"`);
   const logStart = log.logStartOffset;
   const logEnd = log.logEndOffset;
   const hw = log.highWatermark;
   const highWatermark = hw === null ? null : hw > logEnd ? logEnd : hw;
-  const ctx: ReadContext = { log, isolation, includeControl: opts.includeControl ?? false, logStart, logEnd, highWatermark, lastStableOffset: null, limit: logEnd, aborted: null, stopAtCorrupt: opts.onCorrupt === 'stop' };
+  const ctx: ReadContext = { log, isolation, includeControl: opts.includeControl ?? false, logStart, logEnd, highWatermark, lastStableOffset: null, limit: logEnd, aborted: null, stopAtCorrupt: opts.onCorrupt === 'stop', brokerFraming: (opts.framing ?? (opts.onCorrupt === 'stop' ? 'broker' : 'resync')) === 'broker' };
+  if (opts.framing !== undefined && opts.framing !== 'broker' && opts.framing !== 'resync') throw new KlxError('invalid-argument', `framing must be broker or resync, got "${String(opts.framing)}"`);
   if (opts.onCorrupt !== undefined && opts.onCorrupt !== 'flag' && opts.onCorrupt !== 'stop') throw new KlxError('invalid-argument', `onCorrupt must be flag or stop, got "${String(opts.onCorrupt)}"`);
   if (isolation === 'read_committed') {
     const state = await loadTransactionState(log, { source: opts.txnSource, signal: opts.signal });
@@ -429,6 +455,7 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
     skippedAbortedRecords: 0,
     problems: [],
     stoppedAtCorrupt: null,
+    stalled: false,
   };
   if (offset >= ctx.limit) {
     result.reachedLimit = true;
@@ -448,10 +475,49 @@ async function fetchWith(ctx: ReadContext, offset: bigint, maxRecords: number, m
       else delete p.fromOffset;
     }
   };
+  let skipSegment = -1; // a segment whose batches end at bytes FileLogInputStream.nextBatch cannot frame
   for (const e of walkLog(log, { fromOffset: offset, verifyCrc: true })) {
-    if (e.type === 'segment') continue;
+    if (e.type === 'segment' || e.segmentIndex === skipSegment) continue;
     if (e.type !== 'batch') {
       const p = damageProblem(e);
+      const f = ctx.brokerFraming ? framingAt(e.file, e.position, e.segment.size) : null;
+      if (f !== null && f.kind !== 'framed') {
+        // FileLogInputStream.nextBatch: a size field below 14 throws, one past the end of the file ends the segment's batches.
+        const place = framingPlace(log, e.segmentIndex, e.position, cursor);
+        const said = framingConsequence(f, place, log.topic);
+        if (cursor < ctx.limit) {
+          p.reason = `${p.reason}: ${said}`;
+          closeHoles(cursor);
+          // size < 14: offsets a seek cannot reach; past the end: what the next segment's first batch skips, else all (the consumer waits).
+          const reach = f.kind === 'size-below-minimum' ? (place.indexResumeAt ?? place.nextSegmentAt) : place.nextSegmentAt;
+          const until = reach !== null && reach < ctx.limit ? reach : ctx.limit;
+          p.fromOffset = cursor;
+          p.toOffset = until - 1n;
+          if (f.kind === 'size-below-minimum') {
+            // The error carries the text (not printed twice as a hole too).
+            const err = new KlxError('batch-length-out-of-range', `Encountered corrupt message when fetching offset ${cursor} for topic-partition ${tp(log)} (Kafka FetchCollector): ${said}`, {
+              file: e.file,
+              position: e.position,
+              details: { offset: cursor, size: f.size, seekTo: reach },
+            });
+            if (result.records.length === 0) throw err;
+            result.stoppedAtCorrupt = err;
+            stopped = true;
+            break;
+          }
+          result.problems.push(p);
+          if (place.nextSegmentAt !== null) {
+            skipSegment = e.segmentIndex;
+            cursor = until;
+            continue;
+          }
+          result.stalled = true;
+          stopped = true;
+          break;
+        }
+        result.problems.push(p);
+        continue;
+      }
       p.fromOffset = cursor;
       open.push(p);
       result.problems.push(p);

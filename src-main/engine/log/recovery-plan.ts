@@ -54,7 +54,8 @@
  * already right for the truncated file) → truncations → empty segment → leader epochs → snapshots.
  */
 import { refusedLinkReason } from '../files/symlinks.ts';
-import { consumerStopsAt } from './corruption-consequences.ts';
+import { consumerStopsAt, framingConsequence } from './corruption-consequences.ts';
+import { framingAt, framingPlace } from './broker-framing.ts';
 import { unrecoveredTailText } from './unrecovered-tail.ts';
 import { join } from 'node:path';
 import { KlxError } from '../errors.ts';
@@ -225,6 +226,18 @@ export function* validBatchesOf(log: string, limit: number): Generator<Indexable
       yield { position: e.header.position, size: e.header.size, lastOffset: e.header.lastOffset, maxTimestamp: e.header.maxTimestamp };
     }
   }
+}
+
+/**
+ * What a consumer reading in order meets at bytes that are not a batch at `position` of the segment file
+ * `file` (base offset `base`; the next segment's base `nextBase`), by how a broker frames them
+ * (FileLogInputStream.nextBatch: see framingConsequence), reached at offset `failAt`.
+ */
+function damageConsumerText(log: PartitionLog, file: string, base: bigint, nextBase: bigint | null, position: number, fileSize: number, failAt: bigint): string {
+  const f = framingAt(file, position, fileSize);
+  const i = log.segments.findIndex((s) => s.baseOffset === base);
+  const place = i >= 0 ? framingPlace(log, i, position, failAt) : { failAt, indexResumeAt: null, nextSegmentAt: nextBase };
+  return framingConsequence(f, place, log.topic);
 }
 
 /**
@@ -572,7 +585,9 @@ export async function planRecovery(target: PartitionLog | string, opts: PlanReco
             ? 'a consumer reads past it, skipping records below its position (Kafka CompletedFetch.nextFetchedRecord)'
             : fi.kind === 'damage' && tailOnly && later === 0
               ? unrecoveredTailText(ref.log, fi.position, scan.logSize, failAt, log.topic, false)
-              : consumerStopsAt(failAt, undefined, fi.kind === 'crc', log.topic);
+              : fi.kind === 'damage'
+                ? damageConsumerText(log, ref.log, ref.baseOffset, refs[i + 1]?.baseOffset ?? null, fi.position, scan.logSize, failAt)
+                : consumerStopsAt(failAt, undefined, fi.kind === 'crc', log.topic);
         const why = cleanShutdown
           ? 'the log directory had a clean shutdown (.kafka_cleanshutdown), so a broker recovers no segment at startup'
           : `the segment lies below the recovery point ${rp ?? 0n} (recovery-point-offset-checkpoint), and a broker recovers only the segments from the one holding it on`;

@@ -20,7 +20,8 @@
  */
 import { FileSource } from '../format/log-reader.ts';
 import { LOG_OVERHEAD, V2_HEADER_SIZE } from '../format/types.ts';
-import { consumerStopsAt, KRAFT_METADATA_TOPIC } from './corruption-consequences.ts';
+import { consumerStopsAt, framedConsumerText, KRAFT_METADATA_TOPIC } from './corruption-consequences.ts';
+import { framingAt } from './broker-framing.ts';
 
 /** What a broker that does not recover the last segment makes of its tail at load (LogSegment.readNextOffset; see {@link brokerTailAtLoad}). */
 export type TailAtLoad = { kind: 'ignored' } | { kind: 'fails'; position: number; what: string } | { kind: 'read-as-batch'; position: number; nextOffset: bigint };
@@ -102,7 +103,10 @@ export function unrecoveredTailText(log: string, position: number, fileSize: num
   const F = logEndOffset;
   if (tail.kind === 'fails') return `a broker does not start: loading this log, LogSegment.readNextOffset reads the bytes at ${tail.position} as ${tail.what}, which LogManager.loadLogs does not catch`;
   if (tail.kind === 'read-as-batch') {
-    return `a broker takes the bytes at byte ${tail.position} for the last batch and sets the log end offset to ${tail.nextOffset} instead of ${F} (LogSegment.readNextOffset reads only their size field and header); ${consumerStopsAt(F, undefined, false, topic)}`;
+    // The entry it takes for the last batch is served to a fetch at F as it is: what a consumer does depends on its magic byte.
+    const framed = framingAt(log, tail.position, fileSize);
+    const consumer = topic === KRAFT_METADATA_TOPIC || framed.kind !== 'framed' ? consumerStopsAt(F, undefined, framed.kind !== 'framed' || (framed.magic >= 0 && framed.magic <= 2), topic) : framedConsumerText(framed.magic, F);
+    return `a broker takes the bytes at byte ${tail.position} for the last batch and sets the log end offset to ${tail.nextOffset} instead of ${F} (LogSegment.readNextOffset reads only their size field and header); ${consumer}`;
   }
   const g = fileSize - position;
   const src = new FileSource(log);

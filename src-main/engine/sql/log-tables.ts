@@ -16,12 +16,16 @@
  *   the partition's log (bytes that are not a batch, a batch failing its CRC, a batch whose records
  *   cannot be decoded), in its segment or an earlier one, or in a batch failing its CRC (the consumer
  *   stops at that batch, before its records); the two columns name the nearest such damage at or
- *   before it (segment base offset, byte position in that `.log`). The rule of `klx fetch`:
- *   a consumer reading in order stops at the damage (CorruptRecordException: CompletedFetch,
- *   ByteBufferLogInputStream.nextBatch) and reaches such a record only by seeking past it; a broker
- *   that recovers the damaged segment at startup cuts it there (LogSegment.recover) and deletes the
+ *   before it (segment base offset, byte position in that `.log`). What a consumer reading in order
+ *   does there depends on the damage (the notice says which, as `klx fetch` does): it stops at a batch
+ *   failing its CRC (CompletedFetch.maybeEnsureValid) or at a size field below 14 (FileLogInputStream.nextBatch
+ *   and ByteBufferLogInputStream.nextBatchSize throw CorruptRecordException) and reaches such a record only
+ *   by seeking past it; at a size field running past the end of the file a broker's read ends the segment's
+ *   batches without an error (FileLogInputStream.nextBatch returns nothing), so the consumer silently skips
+ *   the rest of that segment and reads on at the next one (LocalLog.read), or waits there in the last one;
+ *   a broker that recovers the damaged segment at startup cuts it there (LogSegment.recover) and deletes the
  *   later segments (LogLoader.recoverLog). The rows stay listed, flagged; {@link pastDamageNotices}
- *   says how many there are per partition.
+ *   says how many there are per partition and what a consumer does at the first damage.
  *   Values longer than the value cap (default {@link DEFAULT_VALUE_CAP_BYTES}) read as a prefix cut
  *   at a UTF-8 character boundary, with `value_size` giving the real size; the full value comes from
  *   the engine (`fetch`). Keys are never cut.

@@ -9,7 +9,9 @@
 import { basename } from 'node:path';
 import type { DuckDBConnection } from './duckdb.ts';
 import { allPartitions, type OpenedLogs } from '../log/log-dir.ts';
-import { KRAFT_METADATA_TOPIC, startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
+import { framingConsequence, KRAFT_METADATA_TOPIC, startupRecoveryOf, type StartupRecovery } from '../log/corruption-consequences.ts';
+import { framingAt, framingPlace } from '../log/broker-framing.ts';
+import type { PartitionLog } from '../log/partition-log.ts';
 import { MAX_INFLATED_BYTES_CEILING } from '../format/compression.ts';
 
 /** One notice: `partition` is the folder's path relative to the opened one (its name when it is the one opened). */
@@ -48,11 +50,17 @@ export async function pastDamageNotices(connection: DuckDBConnection, opened: Op
     const where = `${basename(seg.files.log)} position ${position}`;
     const n = Number(records);
     const k = Number(latestKeys);
+    // The offset a consumer reading in order stands at when it reaches the damage: after the last batch before it in its segment.
+    const before = await connection.runAndReadAll(
+      `SELECT max(last_offset) FROM klx_internal.batch_rows WHERE partition_id = ${Number(pid)} AND segment_base_offset = ${seg.baseOffset} AND "position" < ${Number(position)}`,
+    );
+    const lastBefore = (before.getRows()[0]?.[0] ?? null) as bigint | null;
+    const failAt = lastBefore === null ? seg.baseOffset : lastBefore + 1n;
     out.push({
       partition: rel === '.' ? basename(log.dir) : rel,
       notice:
         `${n} record${n === 1 ? '' : 's'} of records lie${n === 1 ? 's' : ''} past damage in the log (the first: ${kind === code ? code : `${kind} ${code}`} at ${where}): ` +
-        `${log.topic === KRAFT_METADATA_TOPIC ? KRAFT_READER : `${consumerAt(code)} and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it`}; ${brokerAt(startup, seg.baseOffset, kind)}. ` +
+        `${log.topic === KRAFT_METADATA_TOPIC ? KRAFT_READER : consumerAt(code, log, segIndex, Number(position), failAt, n)}; ${brokerAt(startup, seg.baseOffset, kind)}. ` +
         `${n === 1 ? 'It is' : 'They are'} listed with past_damage = true (past_damage_segment and past_damage_position: the damage at or just before each); ` +
         `${k} key${k === 1 ? '' : 's'} of latest ${k === 1 ? 'has its' : 'have their'} latest value past damage.`,
     });
@@ -92,11 +100,23 @@ export async function notCheckedNotices(connection: DuckDBConnection, opened: Op
 /** Who reads `__cluster_metadata` instead of a consumer, and what it does at damage (KafkaRaftClient). */
 const KRAFT_READER = `no consumer reads ${KRAFT_METADATA_TOPIC} (only KRaft voters and observers fetch it: KafkaRaftClient); a KRaft node reading it for its listeners stops at the damage (RecordsIterator.readBatch: CorruptRecordException)`;
 
-/** What a consumer reading in order does at the first damage, by its code. */
-function consumerAt(code: string): string {
-  if (code === 'crc-mismatch') return 'a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid)';
-  if (code === 'corrupt-batch' || code === 'unknown-codec' || code === 'corrupt-record') return "a consumer reading in order fails on that batch's records (CompletedFetch: the batch's record iterator throws)";
-  return 'a consumer reading in order stops at those bytes whatever check.crcs (CorruptRecordException: ByteBufferLogInputStream.nextBatch)';
+/**
+ * What a consumer reading in order does at the first damage (at byte `position` of segment `segIndex`, reached at
+ * offset `failAt`): by its code for a batch (CompletedFetch), else by how a broker frames the bytes there, which
+ * their size field decides (FileLogInputStream.nextBatch: see framingConsequence).
+ */
+function consumerAt(code: string, log: PartitionLog, segIndex: number, position: number, failAt: bigint, n: number): string {
+  const reaches = ` and reaches ${n === 1 ? 'it' : 'them'} only by seeking past it`;
+  if (code === 'crc-mismatch') return `a consumer with check.crcs=true (the default) reading in order stops at that batch (CorruptRecordException: CompletedFetch.maybeEnsureValid)${reaches}`;
+  if (code === 'corrupt-batch' || code === 'unknown-codec' || code === 'corrupt-record') return `a consumer reading in order fails on that batch's records (CompletedFetch: the batch's record iterator throws)${reaches}`;
+  const seg = log.segments[segIndex]!;
+  let f;
+  try {
+    f = framingAt(seg.files.log, position, seg.size);
+  } catch {
+    return `a consumer reading in order stops at offset ${failAt}${reaches} (the bytes could not be read again to say how a broker frames them)`;
+  }
+  return framingConsequence(f, framingPlace(log, segIndex, position, failAt), log.topic);
 }
 
 /** What a broker restarting now does with the segment holding the first damage (LogLoader, LogSegment.recover). */

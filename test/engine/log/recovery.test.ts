@@ -512,7 +512,7 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const gSize = statSync(join(garbage, name(0, '.log'))).size;
     const r = await planRecovery(garbage);
     expect(r.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', gSize - 61]]);
-    expect(r.unresolved[0]!.reason).toContain(`a broker takes the bytes at byte ${gSize - 61} for the last batch and sets the log end offset to 504 instead of 3 (LogSegment.readNextOffset reads only their size field and header); a consumer (whatever check.crcs`);
+    expect(r.unresolved[0]!.reason).toContain(`a broker takes the bytes at byte ${gSize - 61} for the last batch and sets the log end offset to 504 instead of 3 (LogSegment.readNextOffset reads only their size field and header); a consumer fails on its magic byte 5 at offset 3 whatever check.crcs (ByteBufferLogInputStream.nextBatchSize: CorruptRecordException "Invalid magic found in record"`);
   });
 
   it('after a clean shutdown even a partial tail of the active segment is left: a broker recovers no segment', async () => {
@@ -549,7 +549,7 @@ describe('what a broker recovers at startup: from the recovery point, nothing af
     const plan = await planRecovery(dir);
     expect(plan.actions.filter((a) => a.type === 'truncate-log')).toEqual([]);
     expect(plan.unresolved.map((u) => [u.kind, u.position])).toEqual([['not-recovered-by-broker', last.position]]);
-    expect(plan.unresolved[0]!.reason).toContain(`It is a complete batch of magic 3 (${last.size} bytes) whose CRC-32C is valid, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); a consumer (whatever check.crcs: ByteBufferLogInputStream.nextBatch cannot read the bytes) stops at offset 9 (Kafka CompletedFetch)`);
+    expect(plan.unresolved[0]!.reason).toContain(`It is a complete batch of magic 3 (${last.size} bytes) whose CRC-32C is valid, so a broker's recovery keeps it (LogSegment.recover: RecordBatch.ensureValid checks only the size and the CRC); a consumer (whatever check.crcs: ByteBufferLogInputStream.nextBatchSize refuses a magic byte other than 0, 1 or 2) stops at offset 9 (Kafka CompletedFetch)`);
     expect((await planRecovery(dir, { truncateAtCorruption: true })).actions.find((a) => a.type === 'truncate-log')).toMatchObject({ toBytes: last.position });
   });
 });
