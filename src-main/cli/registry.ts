@@ -250,7 +250,7 @@ function registerFetch(program: Command): void {
     .option('--include-control', 'also print control records (transaction markers, KRaft control records), flagged')
     .option('--up-to <limit>', 'read_uncommitted: stop at the "high-watermark" (default: where a consumer\'s fetches end, FetchIsolation.HIGH_WATERMARK in UnifiedLog.read; the log end offset when replication-offset-checkpoint has no entry) or at the "log-end" (every record the files hold, also those not yet known to be replicated)', parseUpTo, 'high-watermark')
     .option('--partition <topic-N>', 'the partition to read when DIR holds several')
-    .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does)')
+    .option('--skip-corrupt', 'read on past batches whose CRC fails, marking their records (default: stop there with a corrupt-record error, exit 1, as a consumer with check.crcs=true does); a size field FileLogInputStream.nextBatch cannot frame ends the read as on a broker either way')
     .option('--json', 'print NDJSON: one {"type":"record"} per record (with keyFormat, valueFormat, keyDecoded, valueDecoded, schemaId, decodeError), then {"type":"end","nextOffset":...}')
     .addOption(decodeOption('fetch', 'key'))
     .addOption(decodeOption('fetch', 'value'))
