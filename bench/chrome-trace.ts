@@ -102,6 +102,19 @@ export function mainThreadTasks(trace: unknown): MainTask[] {
   return tasks;
 }
 
+/** The mean CPU ms of each part over `tasks` (e.g. the wheel steps of a phase: where a step's time goes). */
+export function meanParts(tasks: readonly MainTask[]): TaskParts {
+  const sum: TaskParts = { script: 0, style: 0, layout: 0, paint: 0, gc: 0 };
+  for (const t of tasks) for (const k of Object.keys(sum) as (keyof TaskParts)[]) sum[k] += t.parts[k];
+  for (const k of Object.keys(sum) as (keyof TaskParts)[]) sum[k] /= Math.max(1, tasks.length);
+  return sum;
+}
+
+/** `script 1.20, layout 1.05, …` (CPU ms, two decimals, every part). */
+export function describeParts(p: TaskParts): string {
+  return (Object.entries(p) as [string, number][]).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+}
+
 /** A one-line account of a task: wall vs CPU, and its parts. */
 export function describeTask(t: MainTask): string {
   const parts = (Object.entries(t.parts) as [string, number][])

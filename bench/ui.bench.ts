@@ -35,7 +35,7 @@ import { ensureRendererBuilt, RENDERER_DIR } from '../src-main/bridge/build.ts';
 import { startBridge } from '../src-main/bridge/server.ts';
 import { buildPartition, rec, singles } from '../test/support/log-builder.ts';
 import { generateBigPartition, type BigPartitionOptions } from '../test/e2e/explorer/big-partition.ts';
-import { describeTask, mainThreadTasks, type MainTask } from './chrome-trace.ts';
+import { describeParts, describeTask, mainThreadTasks, meanParts, type MainTask } from './chrome-trace.ts';
 import { fmt3, fmtInt, loadLine, median, printTable, type BenchOptions } from './lib.ts';
 
 /** Bump when the data layout changes so old data is regenerated. */
@@ -382,7 +382,12 @@ export async function run(opts: BenchOptions): Promise<void> {
       const byWall = [...tasks].sort((a, b) => b.wall - a.wall)[0];
       const input = tasks.filter((t) => t.inputs.length > 0 && !Number.isNaN(t.cpu));
       trows.push([name, `${long.length} task${long.length === 1 ? '' : 's'} over 50 ms wall${long.length ? `, their CPU ${long.map((t) => fmt3(t.cpu)).join(', ')} ms` : ''}`]);
-      if (input.length) trows.push(['  input tasks: CPU per task (median · max)', `${fmt3(median(input.map((t) => t.cpu)))} · ${fmt3(Math.max(...input.map((t) => t.cpu)))} ms over ${input.length} tasks`]);
+      if (input.length) {
+        trows.push(['  input tasks: CPU per task (median · max)', `${fmt3(median(input.map((t) => t.cpu)))} · ${fmt3(Math.max(...input.map((t) => t.cpu)))} ms over ${input.length} tasks`]);
+        trows.push(['  input tasks: CPU per task by part (mean)', describeParts(meanParts(input))]);
+      }
+      const gc = tasks.map((t) => t.parts.gc).filter((x) => x > 0);
+      if (gc.length) trows.push(['  GC in main-thread tasks (count · longest · total)', `${gc.length} · ${fmt3(Math.max(...gc))} · ${fmt3(gc.reduce((a, b) => a + b, 0))} ms CPU`]);
       if (byWall) trows.push(['  longest task by wall time', describeTask(byWall)]);
       if (byCpu && byCpu !== byWall) trows.push(['  longest task by CPU time', describeTask(byCpu)]);
     }

@@ -575,6 +575,20 @@ export const useRecords = defineStore('records', () => {
     if (rows.value.length - (top.value + viewportRows.value) < MARGIN && endCursor.value !== null && !loadingForward.value) void loadForward();
   }
 
+  let ensureQueued = false;
+  /**
+   * {@link ensure} after the current task: a scroll step or a key runs inside the frame that shows
+   * it, and starting a page request there (~0.6-3 ms) would lengthen that frame.
+   */
+  function ensureSoon(): void {
+    if (ensureQueued) return;
+    ensureQueued = true;
+    setTimeout(() => {
+      ensureQueued = false;
+      void ensure();
+    }, 0);
+  }
+
   /** Scrolls by a number of rows (fractional for pixel scrolling). */
   function scrollBy(deltaRows: number): void {
     const t = top.value + deltaRows;
@@ -584,7 +598,7 @@ export const useRecords = defineStore('records', () => {
     if (t > max && endCursor.value !== null) pendingRows = Math.min(MAX_PENDING_ROWS, Math.max(0, pendingRows) + (t - max));
     else if (t < 0 && startCursor.value !== null) pendingRows = Math.max(-MAX_PENDING_ROWS, Math.min(0, pendingRows) + t);
     else pendingRows = 0;
-    void ensure();
+    ensureSoon();
   }
 
   /** Scrolls by the rows kept in {@link pendingRows} as far as the rows now loaded allow. */
@@ -641,7 +655,7 @@ export const useRecords = defineStore('records', () => {
     pick(rows.value[i], extend);
     settle(false);
     reveal(i);
-    void ensure();
+    ensureSoon();
   }
 
   /** Scrolls so that row `i` is fully visible. */
