@@ -57,6 +57,8 @@ export const ERROR_CODES = [
   'test-only',
   /** The user cancelled a long job. */
   'cancelled',
+  /** DuckDB ran out of its memory limit on a query (details.memoryLimitBytes); `klx query --memory-limit` raises it. */
+  'out-of-memory',
   /** An operating-system I/O failure (disk full, permission denied...). */
   'io-error',
   /** A bug: anything not covered above. */

@@ -14,7 +14,7 @@ import { KlxError } from '../engine/errors.ts';
 import { COMPRESSIONS, type Compression } from '../engine/format/types.ts';
 import { DEFAULT_MAX_RECORDS, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, type IsolationLevel } from '../engine/log/read-defaults.ts';
 import { parseConfigPairs, parseConfigValue, type TopicConfig, type TopicConfigKey } from '../engine/log/topic-config.ts';
-import { DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from '../engine/sql/sql-defaults.ts';
+import { DEFAULT_VALUE_CAP_BYTES, defaultCacheDir, duckdbMemoryLimitBytes, formatMemorySize, parseMemorySize } from '../engine/sql/sql-defaults.ts';
 import { parseNonNegativeInt } from './output.ts';
 import type { AppendCliOptions } from './commands/append.ts';
 import type { CompactFlags } from './commands/compact.ts';
@@ -351,6 +351,17 @@ function registerQuery(program: Command): void {
     .option('--no-cache', 'build the tables in a temporary folder and delete them afterwards')
     .option('--rebuild', 'rebuild the cached tables even when the folder has not changed')
     .option('--value-cap <bytes>', `keep at most this many bytes of each value in records.value (default ${DEFAULT_VALUE_CAP_BYTES})`, (v) => parseNonNegativeInt(v, '--value-cap'))
+    .option(
+      '--memory-limit <size>',
+      `memory DuckDB may use to build the tables and run the query, e.g. 2GiB (K/M/G/KiB/MiB/GiB: powers of 1024, KB/MB/GB: of 1000; from 16 MiB to the machine's memory; default an eighth of the machine's memory, 128 to 512 MiB: ${formatMemorySize(duckdbMemoryLimitBytes())} here); raise it when a query fails with out-of-memory`,
+      (v) => {
+        try {
+          return parseMemorySize(v);
+        } catch (err) {
+          throw new InvalidArgumentError(err instanceof KlxError ? err.reason : String(err));
+        }
+      },
+    )
     .addOption(decodeOption('query', 'key'))
     .addOption(decodeOption('query', 'value'))
     .addOption(decodeOption('query', 'schemas'))
@@ -594,7 +605,11 @@ function registerAppend(program: Command): void {
     .option('--compression <codec>', `batch codec: ${COMPRESSIONS.join('|')} (default none)`, parseCompression)
     .option('--records <file>', 'NDJSON file: one record per line, all in one batch')
     .option('--producer-id <id>', 'idempotent producer id (int64 ≥ 0): the batch is checked as a leader checks it (epoch, sequence, duplicates: ProducerAppendInfo)', parseInt64Arg('--producer-id'))
-    .option('--producer-epoch <n>', "producer epoch 0..32767 (default: the producer's current epoch, 0 for a new one)", parseIntArg('--producer-epoch', 0, 32767))
+    .option(
+      '--producer-epoch <n>',
+      "producer epoch 0..32767; with records the default is the producer's current epoch (0 for a new one); --commit/--abort need it: a transaction coordinator writes its markers with the epoch it holds for the producer, which a Kafka 4.0+ coordinator with transaction version 2 bumps at every transaction end (KIP-890: the marker carries epoch + 1), so the partition's last epoch is no safe default",
+      parseIntArg('--producer-epoch', 0, 32767),
+    )
     .option('--sequence <n>', 'base sequence 0..2^31-1 (default: the next one the producer is expected to send)', parseIntArg('--sequence', 0, 2147483647))
     .option('--transactional', "a transactional batch: opens the producer's transaction when none is open")
     .option('--commit', 'write a COMMIT transaction marker (control batch) for --producer-id / --producer-epoch instead of records')

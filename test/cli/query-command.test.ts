@@ -26,7 +26,7 @@ describe('klx query', () => {
     const r = klx([dir, 'SELECT key_text, value_text, "offset" FROM state ORDER BY "offset"'], { XDG_CACHE_HOME: xdg });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(['key_text | value_text | offset', '---------+------------+-------', '17       | gamma      |      4', '39       | two        |      5', '(2 rows; values read back from 2 batches (0.0 MiB) of the log)', ''].join('\n'));
+    expect(r.stdout).toBe(['key_text | value_text | offset', '---------+------------+-------', '17       | gamma      |      4', '39       | two        |      5', '(2 rows; values read back from 2 batches (148 bytes) of the log)', ''].join('\n'));
     expect(readdirSync(join(xdg, 'kafka-log-explorer')).filter((n) => n.endsWith('.duckdb'))).toHaveLength(1);
   });
 

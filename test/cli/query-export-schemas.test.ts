@@ -24,7 +24,12 @@ let dataDir: string;
 let expected: { datums: string[]; names: string[] };
 
 /** `klx ...args` with no format saved in the app (an empty $KLX_DATA_DIR). */
-const run = (...args: string[]): KlxRun => klxWithEnv(args, { KLX_DATA_DIR: dataDir });
+const run = (...args: string[]): KlxRun => withoutReadBackNote(klxWithEnv(args, { KLX_DATA_DIR: dataDir }));
+
+/** A run with `klx query`'s read-back note taken out of stderr (the note is tested in query-robustness.test.ts). */
+function withoutReadBackNote(r: KlxRun): KlxRun {
+  return { ...r, stderr: r.stderr.replace(/^klx: note: values read back from \d+ batch(?:es)? \([\d.]+ (?:bytes|KiB|MiB)\) of the log\n/m, '') };
+}
 const rows = (r: KlxRun) => r.stdout.trim().split('\n').filter(Boolean).map((l) => parseJsonExact(l) as Record<string, unknown>);
 
 beforeAll(() => {
@@ -111,7 +116,7 @@ describe('klx query --schemas / --value-format (a log copy without _schemas)', (
   it('--value-format applies to every topic and changes the answer on a cached folder without --rebuild (decoded columns are computed at query time)', () => {
     const cache = join(root, 'cache-formats');
     const q = `SELECT topic, "offset", value_format, value_decoded FROM records ORDER BY topic, "offset"`;
-    const cacheFiles = () => readdirSync(cache).map((n) => `${n} ${statSync(join(cache, n)).ino} ${statSync(join(cache, n)).mtimeMs}`).sort();
+    const cacheFiles = () => readdirSync(cache).filter((n) => n.endsWith('.duckdb')).map((n) => `${n} ${statSync(join(cache, n)).ino} ${statSync(join(cache, n)).mtimeMs}`).sort();
     const auto = run('query', logs, q, '--json', '--cache-dir', cache, '--schemas', join(files, '42.avsc'));
     expect(auto.stderr).toBe('');
     const built = cacheFiles();
@@ -153,10 +158,10 @@ describe('klx query --schemas / --value-format (a log copy without _schemas)', (
     fileDecodeChoicesStore(decodeChoicesFile(saved)).set(realpathSync(logs), { signups: { value: 'hex' } });
     const env = { KLX_DATA_DIR: saved };
     const q = `SELECT DISTINCT topic, value_format FROM records ORDER BY ALL`;
-    const byApp = klxWithEnv(['query', logs, q, '--json', '--no-cache'], env);
+    const byApp = withoutReadBackNote(klxWithEnv(['query', logs, q, '--json', '--no-cache'], env));
     expect(byApp.stderr).toBe(`klx: note: decoding values of signups as hex, the format saved in the app (${decodeChoicesFile(saved)}); --value-format overrides it\n`);
     expect(rows(byApp)).toEqual([{ topic: 'audit', value_format: 'json' }, { topic: 'signups', value_format: 'hex' }]);
-    const byOption = klxWithEnv(['query', logs, q, '--json', '--no-cache', '--value-format', 'auto', '--schemas', join(files, '42.avsc')], env);
+    const byOption = withoutReadBackNote(klxWithEnv(['query', logs, q, '--json', '--no-cache', '--value-format', 'auto', '--schemas', join(files, '42.avsc')], env));
     expect(byOption.stderr).toBe('');
     expect(rows(byOption)).toEqual([{ topic: 'audit', value_format: 'json' }, { topic: 'signups', value_format: 'confluent' }, { topic: 'signups', value_format: 'hex' }]);
   });

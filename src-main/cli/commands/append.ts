@@ -129,6 +129,7 @@ async function runMarker(dir: string, opts: AppendCliOptions): Promise<void> {
   if (opts.sequence !== undefined || opts.transactional || opts.compression) throw new KlxError('invalid-argument', 'a transaction marker has no sequence (−1), is always transactional and uncompressed: drop --sequence, --transactional and --compression');
   if (opts.allowTimestampOutOfRange) throw new KlxError('invalid-argument', '--allow-timestamp-out-of-range goes with records (--value, --tombstone or --records), not with --commit/--abort');
   if (opts.producerId === undefined || opts.producerEpoch === undefined) throw new KlxError('invalid-argument', '--commit/--abort need --producer-id and --producer-epoch');
+  // No default epoch for a marker: the coordinator's epoch decides it (TV2 coordinators write epoch + 1, KIP-890), see --producer-epoch's help.
   const writer = PartitionWriter.open(dir, { config: parseConfigPairs(opts.config), readOnly: Boolean(opts.dryRun), purpose: 'klx append' });
   let result: AppendPlan;
   try {

@@ -14,7 +14,12 @@
  * The views `records` / `latest` / `state` call them, so a query that names none of these columns
  * never reads the log (DuckDB drops unused view columns), and one that does pays one read of each
  * batch it touches (the last batches read are kept, one per DuckDB thread, so records of one batch cost one read). What was
- * read is counted ({@link RecordFunctions.reads}) so a query can say what it cost.
+ * reached is counted ({@link RecordFunctions.reads}: distinct batches and their bytes in the log since
+ * {@link RecordFunctions.startCount}) so a query can say what it cost.
+ *
+ * Cancel: while {@link RecordFunctionsSource.cancelled} says so, every call fails at once with DuckDB's
+ * function error (the query stops within one chunk of rows instead of decoding the chunks DuckDB's
+ * threads have queued for the JS thread).
  *
  * DuckDB runs these functions on its own threads and waits for the JS thread, so they are only
  * usable from async queries (never `runSync`). They are registered per DuckDB instance (DuckDB's
@@ -54,11 +59,11 @@ export const RECORD_FUNCTIONS = { value: 'klx_value', headers: 'klx_headers', de
 /** The arguments every function takes, as SQL over `klx_internal.record_rows r`. */
 export const RECORD_PLACE_SQL = 'r.partition_id, r.segment_base_offset, r."position", r."offset"';
 
-/** What the functions read from the log so far. */
+/** What the functions reached in the log. */
 export interface LogReads {
-  /** Batches read and decoded. */
+  /** Distinct batches whose records were read back (a batch read twice, once evicted, counts once). */
   batches: number;
-  /** Bytes read from `.log` files. */
+  /** Bytes those batches take in the `.log` files (each batch's size on disk, log overhead included; not the read windows). */
   bytes: number;
 }
 
@@ -70,7 +75,12 @@ export interface RecordFunctionsSource {
   valueCapBytes: number;
   /** The decode layer (asked for on the first decoded row, so `_schemas` is read only when needed); null: `klx_decoded` is NULL. */
   decoder: () => RecordDecoder | null;
+  /** Asked before each chunk of rows: true makes the call fail at once with {@link CANCELLED_MESSAGE} (a cancelled query). */
+  cancelled?: () => boolean;
 }
+
+/** The function error DuckDB reports when {@link RecordFunctionsSource.cancelled} stopped a call. */
+export const CANCELLED_MESSAGE = 'klx: query cancelled';
 
 /** The decoded struct's fields, in order. */
 const DECODED_FIELDS = ['key_format', 'value_format', 'key_decoded', 'value_decoded', 'schema_id', 'decode_error'] as const;
@@ -94,10 +104,7 @@ class WindowedLog implements ByteSource {
   /** Windows, most recently used first. */
   private readonly windows: { start: number; bytes: Buffer }[] = [];
 
-  constructor(
-    readonly path: string,
-    private readonly reads: LogReads,
-  ) {
+  constructor(readonly path: string) {
     try {
       this.fd = openSync(path, 'r');
     } catch (err) {
@@ -126,7 +133,6 @@ class WindowedLog implements ByteSource {
       if (got === 0) break;
       done += got;
     }
-    this.reads.bytes += done;
     ws.unshift({ start: position, bytes: buf.subarray(0, done) });
     if (ws.length > KEPT) ws.pop();
     return buf.subarray(0, Math.min(length, done));
@@ -150,8 +156,10 @@ interface KeptBatch {
  * Reads records back by their place on disk (see the module comment), keeping the last batches read.
  */
 export class RecordReader {
-  /** What was read so far. */
+  /** What was reached since {@link startCount} (distinct batches, their bytes in the log). */
   readonly reads: LogReads = { batches: 0, bytes: 0 };
+  /** Batches counted since {@link startCount}: positions by `partition_id` and segment. */
+  private counted = new Map<number, Map<bigint, Set<number>>>();
   private readonly logs = new Map<string, WindowedLog>();
   private readonly segments: Map<bigint, LogSegment>[];
   /** The last batches read (up to {@link KEPT}, most recently used first: one per DuckDB thread). */
@@ -198,7 +206,7 @@ export class RecordReader {
     const file = segment.files.log;
     let src = this.logs.get(file);
     if (!src) {
-      src = new WindowedLog(file, this.reads);
+      src = new WindowedLog(file);
       this.logs.set(file, src);
     }
     const it = scanEntries(src, { start: position, verifyCrc: false, resync: false, chunkSize: 64 * 1024, file });
@@ -212,8 +220,28 @@ export class RecordReader {
     } catch (err) {
       throw errorAt(err, { file, position });
     }
-    this.reads.batches++;
+    this.count(pid, segmentBase, position, e.bytes.length);
     return { pid, segment: segmentBase, position, records, index: 0 };
+  }
+
+  /** Counts a batch of `size` bytes once per {@link startCount}. */
+  private count(pid: number, segmentBase: bigint, position: number, size: number): void {
+    let bySegment = this.counted.get(pid);
+    if (!bySegment) this.counted.set(pid, (bySegment = new Map()));
+    let positions = bySegment.get(segmentBase);
+    if (!positions) bySegment.set(segmentBase, (positions = new Set()));
+    if (positions.has(position)) return;
+    positions.add(position);
+    this.reads.batches++;
+    this.reads.bytes += size;
+  }
+
+  /** Zeroes {@link reads}: the next batches reached count again, each once (the kept batches are dropped, so each is read and counted). */
+  startCount(): void {
+    this.counted = new Map();
+    this.kept = [];
+    this.reads.batches = 0;
+    this.reads.bytes = 0;
   }
 
   private changed(pid: number, segmentBase: bigint, position: number, why: string): KlxError {
@@ -308,9 +336,14 @@ export class RecordFunctions {
 
   private constructor(readonly reader: RecordReader) {}
 
-  /** What the functions read from the log so far (batches, bytes). */
+  /** What the functions reached in the log since {@link startCount} (distinct batches, their bytes on disk). */
   get reads(): LogReads {
     return { ...this.reader.reads };
+  }
+
+  /** Starts counting {@link reads} again from zero (a query starts). */
+  startCount(): void {
+    this.reader.startCount();
   }
 
   /**
@@ -327,6 +360,10 @@ export class RecordFunctions {
       bindings.scalar_function_set_return_type(fn, returnType.toLogicalType().logical_type);
       bindings.scalar_function_set_special_handling(fn); // NULL arguments reach the function (they give NULL)
       bindings.scalar_function_set_function(fn, (info, input, output) => {
+        if (source.cancelled?.()) {
+          bindings.scalar_function_set_error(info, CANCELLED_MESSAGE);
+          return;
+        }
         try {
           main(placesOf(input), output);
         } catch (err) {

@@ -15,10 +15,13 @@
  *   keyword, only to word the refusal.
  * - every query runs on its own connection, so no transaction or variable state leaks between
  *   queries, and a query can be interrupted (`AbortSignal` → `connection.interrupt()`) without
- *   touching the others.
+ *   touching the others; while every running query of the session is cancelled, the record
+ *   functions fail their next call at once (`record-functions.ts`), so a query decoding every
+ *   value stops within one chunk instead of finishing the chunks DuckDB's threads queued.
  *
  * Errors: DuckDB's message is kept verbatim (it carries `LINE n:` and a caret under the error
- * position); the KlxError (`invalid-argument`) adds `details.errorType` (Parser, Binder, Catalog,
+ * position), except DuckDB's "Out of Memory Error", a KlxError `out-of-memory` naming the memory
+ * limit and how to raise it (`sql-resources.ts`); the KlxError (`invalid-argument`) adds `details.errorType` (Parser, Binder, Catalog,
  * Conversion...), `details.line` and `details.position` (0-based character index in the SQL text,
  * when it can be placed exactly).
  *
@@ -34,7 +37,7 @@ import type { BuildSummary } from './log-tables.ts';
 import { allPartitions } from '../log/log-dir.ts';
 import { RecordFunctions, type LogReads } from './record-functions.ts';
 import { RecordRowDecoder } from './decode-columns.ts';
-import { duckdbResourceOptions } from './sql-resources.ts';
+import { duckdbMemoryLimitBytes, duckdbResourceOptions, outOfMemoryError } from './sql-resources.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
 import { notCheckedNotices, pastDamageNotices, type SqlNotice } from './past-damage.ts';
 
@@ -54,8 +57,17 @@ const REFUSED_KEYWORDS: ReadonlySet<string> = new Set([
   'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT', 'PREPARE', 'EXECUTE', 'DEALLOCATE', 'CALL', 'ANALYZE', 'COMMENT',
 ]);
 
-/** Options of {@link SqlSession.open}: where the cache lives, value cap, progress and cancel of the build. */
-export type SqlSessionOptions = TableCacheOptions;
+/** Options of {@link SqlSession.open}: where the cache lives, value cap, progress and cancel of the build, DuckDB's memory limit. */
+export interface SqlSessionOptions extends TableCacheOptions {
+  /**
+   * Asked by the record functions before each chunk of rows (synchronously, on the JS thread):
+   * true fails the call at once, so the running query stops (`klx query` answers whether a Ctrl-C
+   * is pending, and aborts the query's signal then). Needed because while DuckDB's threads keep
+   * the functions busy, Node runs their calls back to back (up to 1000 per turn of the event loop)
+   * and neither a `process.on('SIGINT')` handler nor an abort listener runs for seconds.
+   */
+  interrupted?: () => boolean;
+}
 
 /** A result column. */
 export interface QueryColumn {
@@ -90,8 +102,9 @@ export interface QueryResult {
   elapsedMs: number;
   /**
    * What the query read back from the segments (values, headers, decoded columns are not kept in
-   * the tables: `record-functions.ts`); zero for queries over the kept columns. Counted over the
-   * session while the query ran, so queries running at the same time share their counts.
+   * the tables: `record-functions.ts`): distinct batches and their bytes in the log; zero for
+   * queries over the kept columns. Counted over the session from the query's start, so queries
+   * running at the same time share their counts.
    */
   readFromLog: LogReads;
 }
@@ -161,13 +174,16 @@ function usesBareOffset(sql: string): boolean {
 
 /**
  * Turns a DuckDB failure into a KlxError (see the module comment).
- * `cancelled` for an interrupted query, `read-only` for a write DuckDB refused, else `invalid-argument`.
+ * `cancelled` for an interrupted query, `read-only` for a write DuckDB refused, `out-of-memory` for
+ * DuckDB's "Out of Memory Error" (naming `memoryLimitBytes`, the instance's limit), else `invalid-argument`.
  */
-export function sqlError(err: unknown, sql: string): KlxError {
+export function sqlError(err: unknown, sql: string, memoryLimitBytes: number = duckdbMemoryLimitBytes()): KlxError {
   if (err instanceof KlxError) return err;
   let message = err instanceof Error ? err.message : String(err);
   message = message.replace(/^Failed to extract statements: /, '');
   if (/^INTERRUPT Error/i.test(message)) return new KlxError('cancelled', 'query cancelled', { cause: err });
+  const oom = outOfMemoryError(message, memoryLimitBytes, err);
+  if (oom) return oom;
   const ro = /Cannot execute statement of type "([A-Z_ ]+)" on database .* read-only mode/.exec(message);
   if (ro) return refused(ro[1]!);
   const errorType = /^([A-Za-z][A-Za-z ]*?) Error:/.exec(message)?.[1];
@@ -201,6 +217,7 @@ export class QueryCursor {
     private readonly sql: string,
     private readonly signal: AbortSignal | undefined,
     private readonly onClose: () => void,
+    private readonly memoryLimitBytes: number,
   ) {
     this.onAbort = () => connection.interrupt();
     signal?.addEventListener('abort', this.onAbort, { once: true });
@@ -227,7 +244,7 @@ export class QueryCursor {
     } catch (err) {
       this.close();
       if (this.signal?.aborted) throw new KlxError('cancelled', 'query cancelled', { cause: err });
-      throw sqlError(err, this.sql);
+      throw sqlError(err, this.sql, this.memoryLimitBytes);
     }
   }
 
@@ -249,12 +266,28 @@ export class QueryCursor {
 export class SqlSession {
   private closed = false;
   private readonly cursors = new Set<QueryCursor>();
+  /** Signals of the queries started and not closed (a query without one: an unaborted signal's place). */
+  private readonly running = new Set<{ signal: AbortSignal | undefined }>();
+  private functions!: RecordFunctions;
 
   private constructor(
     private readonly prepared: PreparedTables,
     private readonly instance: DuckDBInstance,
-    private readonly functions: RecordFunctions,
+    /** DuckDB's memory limit of the query instance (bytes). */
+    readonly memoryLimitBytes: number,
   ) {}
+
+  /**
+   * True once the session is closed (DuckDB's threads may still be finishing the tasks of the last
+   * query: they must not decode on while the process exits), and while queries run and every one of
+   * them is cancelled: the record functions then fail at once.
+   */
+  private allCancelled(): boolean {
+    if (this.closed) return true;
+    if (this.running.size === 0) return false;
+    for (const r of this.running) if (!r.signal?.aborted) return false;
+    return true;
+  }
 
   /**
    * Prepares the tables of `path` (building them unless an up-to-date cache exists) and opens them
@@ -264,12 +297,13 @@ export class SqlSession {
    */
   static async open(path: string, opts: SqlSessionOptions = {}): Promise<SqlSession> {
     const prepared = await prepareLogTables(path, opts);
+    const memoryLimitBytes = opts.memoryLimitBytes ?? duckdbMemoryLimitBytes();
     let instance: DuckDBInstance;
-    let functions: RecordFunctions;
+    let session: SqlSession;
     try {
       instance = await DuckDBInstance.create(prepared.dbPath, {
         access_mode: 'READ_ONLY',
-        ...duckdbResourceOptions(),
+        ...duckdbResourceOptions(memoryLimitBytes),
         enable_external_access: 'false',
         autoinstall_known_extensions: 'false',
         autoload_known_extensions: 'false',
@@ -279,14 +313,16 @@ export class SqlSession {
       prepared.release();
       throw new KlxError('internal', `cannot open the SQL tables: ${(err as Error).message}`, { file: prepared.dbPath, cause: err });
     }
+    session = new SqlSession(prepared, instance, memoryLimitBytes);
     try {
       const connection = await instance.connect();
       try {
         const decode = RecordRowDecoder.create(prepared.opened, opts.decode);
-        functions = RecordFunctions.register(connection, {
+        session.functions = RecordFunctions.register(connection, {
           partitions: allPartitions(prepared.opened).map((p) => p.log),
           valueCapBytes: opts.valueCapBytes ?? DEFAULT_VALUE_CAP_BYTES,
           decoder: () => decode.decoder,
+          cancelled: opts.interrupted ? () => opts.interrupted!() || session.allCancelled() : () => session.allCancelled(),
         });
       } finally {
         connection.closeSync();
@@ -296,7 +332,7 @@ export class SqlSession {
       prepared.release();
       throw new KlxError('internal', `cannot open the SQL tables: ${(err as Error).message}`, { file: prepared.dbPath, cause: err });
     }
-    return new SqlSession(prepared, instance, functions);
+    return session;
   }
 
   /** The opened folder (resolved path). */
@@ -319,7 +355,7 @@ export class SqlSession {
     return this.prepared.summary;
   }
 
-  /** What queries of this session read back from the segments so far. */
+  /** What the session's queries read back from the segments since the last query started (distinct batches, their bytes in the log). */
   get readFromLog(): LogReads {
     return this.functions.reads;
   }
@@ -372,6 +408,7 @@ export class SqlSession {
     }
     if (opts.signal?.aborted) throw new KlxError('cancelled', 'query cancelled', { cause: opts.signal.reason });
     const connection = await this.instance.connect();
+    const run = { signal: opts.signal };
     let handedOver = false;
     try {
       let count: number;
@@ -380,7 +417,7 @@ export class SqlSession {
         extracted = await connection.extractStatements(sql);
         count = extracted.count;
       } catch (err) {
-        throw sqlError(err, sql);
+        throw sqlError(err, sql, this.memoryLimitBytes);
       }
       if (count === 0) throw new KlxError('invalid-argument', 'the query is empty: give one SELECT statement');
       if (count > 1) throw new KlxError('invalid-argument', `the query holds ${count} statements; run one statement at a time`, { details: { statements: count } });
@@ -390,18 +427,20 @@ export class SqlSession {
       } catch (err) {
         const kw = leadingKeyword(sql);
         if (REFUSED_KEYWORDS.has(kw)) throw refused(kw);
-        throw sqlError(err, sql);
+        throw sqlError(err, sql, this.memoryLimitBytes);
       }
       const type = prepared.statementType;
       if (!ALLOWED_STATEMENTS.has(type)) throw refused(statementTypeName(type));
       const onAbort = () => connection.interrupt();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
+      this.functions.startCount();
+      this.running.add(run);
       let result: DuckDBResult;
       try {
         result = await prepared.stream();
       } catch (err) {
         if (opts.signal?.aborted) throw new KlxError('cancelled', 'query cancelled', { cause: err });
-        throw sqlError(err, sql);
+        throw sqlError(err, sql, this.memoryLimitBytes);
       } finally {
         opts.signal?.removeEventListener('abort', onAbort);
       }
@@ -411,12 +450,27 @@ export class SqlSession {
         const t = result.columnType(i);
         return { name, type: t.alias ?? t.toString() };
       });
-      const cursor: QueryCursor = new QueryCursor(connection, result, columns, statementTypeName(type), sql, opts.signal, () => this.cursors.delete(cursor));
+      const cursor: QueryCursor = new QueryCursor(
+        connection,
+        result,
+        columns,
+        statementTypeName(type),
+        sql,
+        opts.signal,
+        () => {
+          this.cursors.delete(cursor);
+          this.running.delete(run);
+        },
+        this.memoryLimitBytes,
+      );
       this.cursors.add(cursor);
       handedOver = true;
       return cursor;
     } finally {
-      if (!handedOver) connection.closeSync();
+      if (!handedOver) {
+        this.running.delete(run);
+        connection.closeSync();
+      }
     }
   }
 
@@ -428,7 +482,6 @@ export class SqlSession {
     const limit = opts.limit ?? DEFAULT_ROW_LIMIT;
     if (!(limit === Infinity || (Number.isSafeInteger(limit) && limit >= 0))) throw new KlxError('invalid-argument', `limit must be a non-negative integer, got ${limit}`);
     const started = performance.now();
-    const reads0 = this.functions.reads;
     const cursor = await this.cursor(sql, opts);
     const rows: SqlValue[][] = [];
     let truncated = false;
@@ -447,8 +500,7 @@ export class SqlSession {
     } finally {
       cursor.close();
     }
-    const reads1 = this.functions.reads;
-    const readFromLog = { batches: reads1.batches - reads0.batches, bytes: reads1.bytes - reads0.bytes };
+    const readFromLog = this.functions.reads;
     return { columns: cursor.columns, rows, rowCount: rows.length, truncated, statementType: cursor.statementType, elapsedMs: performance.now() - started, readFromLog };
   }
 

@@ -20,20 +20,31 @@
  * used once and deleted). Files of older states of the same folder are deleted after a successful
  * build (best effort: a file another process still has open is left for later).
  *
+ * Beside its table sets, each folder has `<key>.root`, a text file holding its resolved path: a
+ * later open removes the files of every key whose folder no longer exists (a deleted or moved log
+ * leaves no cache behind). Folders that were never opened again are only removed this way or by
+ * deleting the cache folder (safe at any time when no klx runs: it is rebuilt on use).
+ *
+ * The cache folder is made with its missing parents one by one, so a place that cannot hold a
+ * folder (`/proc/nope`, a path under a file) is a KlxError `io-error` naming it at once.
+ *
+ * Without a cache folder, the tables go to `<tmpdir>/klx-sql-<pid>-<random>`, removed on release;
+ * one left by a killed process is removed by the next open (`removeLeftoverTempDirs`).
+ *
  * The source folder is only read, never written.
  */
 import { decodeFingerprint } from './decode-columns.ts';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DuckDBInstance } from './duckdb.ts';
 import { KlxError } from '../errors.ts';
 import { openPath, type OpenedLogs } from '../log/log-dir.ts';
 import { isProcessAlive } from '../log/log-lock.ts';
 import { buildLogTables, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
 import { CACHE_DIR_NAME, DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from './sql-defaults.ts';
-import { duckdbResourceOptions } from './sql-resources.ts';
+import { duckdbMemoryLimitBytes, duckdbResourceOptions, outOfMemoryError, removeLeftoverTempDirs, tempTablesPrefix } from './sql-resources.ts';
 import { maxInflatedBytes } from '../format/compression.ts';
 
 /** The cache folder's name and default place live in `sql-defaults.ts` (DuckDB-free, for the command line). */
@@ -97,6 +108,87 @@ export interface TableCacheOptions extends BuildLogTablesOptions {
   cacheDir?: string;
   /** Build even when a cache file for the current state exists. */
   rebuild?: boolean;
+  /** DuckDB's memory limit while building and querying (bytes; default `duckdbMemoryLimitBytes()`, see `sql-resources.ts`). */
+  memoryLimitBytes?: number;
+}
+
+/**
+ * Makes `dir` and its missing parents, one `mkdir` each (Node's recursive mkdir loops forever under
+ * `/proc`).
+ * @throws KlxError `io-error` naming the folder that could not be made and why.
+ */
+export function makeCacheDir(dir: string): void {
+  const missing: string[] = [];
+  let d = resolve(dir);
+  for (;;) {
+    let st;
+    try {
+      st = statSync(d);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') throw new KlxError('io-error', `cannot create the SQL cache folder: ${(err as Error).message}`, { file: dir, cause: err });
+      missing.push(d);
+      const up = dirname(d);
+      if (up === d) break;
+      d = up;
+      continue;
+    }
+    if (!st.isDirectory()) throw new KlxError('io-error', `cannot create the SQL cache folder: ${d} is not a folder`, { file: dir });
+    break;
+  }
+  for (const m of missing.reverse()) {
+    try {
+      mkdirSync(m);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(m, { throwIfNoEntry: false })?.isDirectory()) continue;
+      throw new KlxError('io-error', `cannot create the SQL cache folder: ${(err as Error).message}`, { file: dir, cause: err });
+    }
+  }
+}
+
+/** Writes `<key>.root` (the folder's path) beside a cached table set, when missing. Best effort: without it the set is only pruned by hand. */
+function noteRoot(cacheDir: string, key: string, root: string): void {
+  try {
+    const sidecar = join(cacheDir, `${key}.root`);
+    if (!existsSync(sidecar)) writeFileSync(sidecar, root);
+  } catch {
+    // read-only cache folder...
+  }
+}
+
+/**
+ * Removes the table sets of folders that no longer exist: every `<key>.root` naming a path that is
+ * gone takes its `<key>-*.duckdb` files with it. Best effort (a file still open elsewhere stays).
+ * @returns the keys removed.
+ */
+export function removeCachesOfGoneFolders(cacheDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(cacheDir);
+  } catch {
+    return [];
+  }
+  const gone: string[] = [];
+  for (const n of names) {
+    const m = /^([0-9a-f]{16})\.root$/.exec(n);
+    if (!m) continue;
+    let root: string;
+    try {
+      root = readFileSync(join(cacheDir, n), 'utf8');
+    } catch {
+      continue;
+    }
+    if (root === '' || existsSync(root)) continue;
+    const key = m[1]!;
+    try {
+      for (const f of names) if (f.startsWith(`${key}-`) && !/\.building-/.test(f)) rmSync(join(cacheDir, f), { force: true, recursive: true });
+      rmSync(join(cacheDir, n), { force: true });
+      gone.push(key);
+    } catch {
+      // left for a later open
+    }
+  }
+  return gone;
 }
 
 /** A table set ready to be opened read-only. */
@@ -185,16 +277,14 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
 
   let dir: string;
   let persistent: boolean;
+  removeLeftoverTempDirs();
   if (opts.cacheDir !== undefined) {
     dir = opts.cacheDir;
-    try {
-      mkdirSync(dir, { recursive: true });
-    } catch (err) {
-      throw new KlxError('io-error', `cannot create the SQL cache folder: ${(err as Error).message}`, { file: dir, cause: err });
-    }
+    makeCacheDir(dir);
+    removeCachesOfGoneFolders(dir);
     persistent = true;
   } else {
-    dir = mkdtempSync(join(tmpdir(), 'klx-sql-'));
+    dir = mkdtempSync(join(tmpdir(), tempTablesPrefix()));
     persistent = false;
   }
   const finalPath = join(dir, `${key}-${state}.duckdb`);
@@ -205,13 +295,14 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
   };
 
   if (persistent && !opts.rebuild && existsSync(finalPath) && (await isCompleteTableSet(finalPath))) {
+    noteRoot(dir, key, opened.root);
     return { root: opened.root, opened, dbPath: finalPath, fingerprint, reused: true, persistent: true, summary: null, release: () => {} };
   }
 
   const buildPath = persistent ? join(dir, `${key}-${state}.building-${process.pid}-${randomBytes(4).toString('hex')}.duckdb`) : finalPath;
   let summary: BuildSummary;
   try {
-    const instance = await DuckDBInstance.create(buildPath, duckdbResourceOptions());
+    const instance = await DuckDBInstance.create(buildPath, duckdbResourceOptions(opts.memoryLimitBytes));
     try {
       const conn = await instance.connect();
       try {
@@ -236,6 +327,8 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
     if (persistent) removeDbFile(buildPath);
     else rmSync(dir, { force: true, recursive: true });
     if (err instanceof KlxError) throw err;
+    const oom = outOfMemoryError((err as Error).message, opts.memoryLimitBytes ?? duckdbMemoryLimitBytes(), err);
+    if (oom) throw oom;
     throw new KlxError('internal', `building the SQL tables failed: ${(err as Error).message}`, { file: buildPath, cause: err });
   }
 
@@ -252,5 +345,6 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
     throw new KlxError('io-error', `cannot move the built SQL tables into the cache: ${(err as Error).message}`, { file: finalPath, cause: err });
   }
   removeStaleFiles(dir, key, finalPath);
+  noteRoot(dir, key, opened.root);
   return { root: opened.root, opened, dbPath: finalPath, fingerprint, reused: false, persistent: true, summary, release: () => {} };
 }

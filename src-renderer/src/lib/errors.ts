@@ -44,6 +44,7 @@ const TITLES: Record<ErrorCode, string> = {
   'invalid-argument': 'Invalid request',
   'test-only': 'A method for tests only',
   cancelled: 'Cancelled',
+  'out-of-memory': 'Query needs more memory than allowed',
   'io-error': 'I/O error',
   internal: 'Internal error',
 };
@@ -73,6 +74,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   'io-error': 'The operating system refused the read (permissions, a disk error, a network file system). Check access to the file.',
   'read-only': 'This window was opened read-only; nothing was changed.',
   cancelled: 'The job was stopped; nothing was changed.',
+  'out-of-memory': 'The query holds more in memory than DuckDB may use (an aggregate of many large values per group...): aggregate fewer or smaller values. From the command line, `klx query --memory-limit 2GiB` raises the limit.',
   internal: 'This is a bug in Kafka Log Explorer. The message above helps us fix it.',
 };
 

@@ -4,7 +4,7 @@
  * cache holds metadata only; a log rewritten under an open session is an error, never another
  * record's bytes.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPartition, rec, tempDir, type BatchInput } from '../../support/log-builder.ts';
@@ -24,6 +24,25 @@ function bigLog(): string {
   return buildPartition(tempDir(), { topic: 'big', segments: [{ batches: batches.slice(0, 10) }, { batches: batches.slice(10) }] });
 }
 
+/** Bytes of the `.log` files of a partition folder. */
+function logBytes(dir: string): number {
+  return readdirSync(dir).filter((n) => n.endsWith('.log')).reduce((a, n) => a + statSync(join(dir, n)).size, 0);
+}
+
+/** Sizes (12 + batchLength) of the batches at these baseOffsets, read from the `.log` files. */
+function batchBytes(dir: string, baseOffsets: number[]): number {
+  let sum = 0;
+  for (const n of readdirSync(dir).filter((f) => f.endsWith('.log'))) {
+    const buf = readFileSync(join(dir, n));
+    for (let pos = 0; pos + 12 <= buf.length; ) {
+      const size = 12 + buf.readInt32BE(pos + 8);
+      if (baseOffsets.includes(Number(buf.readBigInt64BE(pos)))) sum += size;
+      pos += size;
+    }
+  }
+  return sum;
+}
+
 describe('columns read back from the segments', () => {
   it('queries over kept columns read nothing from the log; value queries read only the batches they reach', async () => {
     const dir = bigLog();
@@ -38,16 +57,18 @@ describe('columns read back from the segments', () => {
     expect(st.rowCount).toBe(100);
     expect(st.rows[0]).toEqual(['k0', `value-900-${'x'.repeat(200)}`]);
     expect(st.readFromLog.batches).toBe(2);
+    expect(st.readFromLog.bytes).toBe(batchBytes(dir, [900, 950]));
 
     const one = await s.query(`SELECT value_text, headers FROM records WHERE "offset" = 123`);
     expect(one.rows).toEqual([[`value-123-${'x'.repeat(200)}`, []]]);
     expect(one.readFromLog.batches).toBe(1);
+    expect(one.readFromLog.bytes).toBe(batchBytes(dir, [100]));
 
     const all = await s.query('SELECT count(*) FROM records WHERE value_text LIKE $$value-5__-%$$');
     expect(all.rows[0]).toEqual([100n]);
-    // 20 batches reached, 19 read: the batch of offset 123 is still kept from the query before
-    // (the functions keep the last batches read, one per DuckDB scan thread).
-    expect(all.readFromLog.batches).toBe(19);
+    // 20 batches reached, each counted once with its size in the log: together the two .log files.
+    expect(all.readFromLog.batches).toBe(20);
+    expect(all.readFromLog.bytes).toBe(logBytes(dir));
   });
 
   it("a filter on topic or partition is applied before values are read back: only that partition's batches are read", async () => {

@@ -7,14 +7,15 @@
  * decoded columns are computed at query time).
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
 import { openPath } from '../../../src-main/engine/log/log-dir.ts';
 import { decodeFingerprint } from '../../../src-main/engine/sql/decode-columns.ts';
 import { SqlSession } from '../../../src-main/engine/sql/sql-session.ts';
-import { cacheKey, defaultCacheDir, folderFingerprint, prepareLogTables } from '../../../src-main/engine/sql/table-cache.ts';
+import { cacheKey, defaultCacheDir, folderFingerprint, makeCacheDir, prepareLogTables } from '../../../src-main/engine/sql/table-cache.ts';
+import { removeLeftoverTempDirs, tempTablesPrefix } from '../../../src-main/engine/sql/sql-resources.ts';
 import { buildPartition, rec, singles, tempDir } from '../../support/log-builder.ts';
 import { openSql, scalar } from './sql-test-helpers.ts';
 
@@ -107,7 +108,48 @@ describe('table cache', () => {
     const s = await openSql(dir, { cacheDir });
     expect(s.reused).toBe(false);
     expect(await scalar(s, 'SELECT count(*) FROM records')).toBe(1n);
-    expect(readdirSync(cacheDir).sort()).toEqual([`${key}-${state}.duckdb`, live].sort());
+    expect(readdirSync(cacheDir).sort()).toEqual([`${key}-${state}.duckdb`, live, `${key}.root`].sort());
+  });
+
+  it('a cache folder that cannot be made is an io-error naming it, at once (Node\'s recursive mkdir loops forever under /proc)', async () => {
+    const dir = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1')) }] });
+    const started = Date.now();
+    await expect(prepareLogTables(dir, { cacheDir: '/proc/nope/deeper' })).rejects.toMatchObject({ code: 'io-error', file: '/proc/nope/deeper', reason: "cannot create the SQL cache folder: ENOENT: no such file or directory, mkdir '/proc/nope'" });
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    expect(() => makeCacheDir(join(file, 'cache'))).toThrow(expect.objectContaining({ code: 'io-error', file: join(file, 'cache'), reason: `cannot create the SQL cache folder: ENOTDIR: not a directory, stat '${join(file, 'cache')}'` }));
+    expect(() => makeCacheDir(file)).toThrow(expect.objectContaining({ code: 'io-error', file, reason: `cannot create the SQL cache folder: ${file} is not a folder` }));
+    expect(Date.now() - started).toBeLessThan(5000);
+    const made = join(tempDir(), 'x', 'y', 'z');
+    makeCacheDir(made);
+    expect(statSync(made).isDirectory()).toBe(true);
+  });
+
+  it('the table sets of a folder that no longer exists are removed at the next open (its <key>.root names the folder); others stay', async () => {
+    const cacheDir = tempDir('klx-sql-cache-');
+    const gone = buildPartition(tempDir(), { segments: [{ batches: singles(rec('a', '1')) }] });
+    const kept = buildPartition(tempDir(), { segments: [{ batches: singles(rec('b', '2')) }] });
+    const goneKey = cacheKey(openPath(gone).root);
+    const keptKey = cacheKey(openPath(kept).root);
+    (await openSql(gone, { cacheDir })).close();
+    (await openSql(kept, { cacheDir })).close();
+    expect(readFileSync(join(cacheDir, `${goneKey}.root`), 'utf8')).toBe(openPath(gone).root);
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith(goneKey))).toHaveLength(2);
+    rmSync(gone, { recursive: true });
+    await openSql(kept, { cacheDir });
+    expect(readdirSync(cacheDir).sort()).toEqual([`${keptKey}-${folderFingerprint(openPath(kept)).slice(0, 16)}.duckdb`, `${keptKey}.root`].sort());
+  });
+
+  it('table sets without cache go to <tmpdir>/klx-sql-<pid>-*; what killed processes left there (klx-sql-<pid>-*, klx-duckdb-<pid>) is removed at the next open', async () => {
+    const tmp = tempDir('klx-tmp-');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    for (const n of [`klx-sql-${dead}-AbC123`, `klx-duckdb-${dead}`, `klx-sql-${process.ppid}-live12`, `klx-duckdb-${process.ppid}`, 'klx-sql-Xy12ab']) {
+      mkdirSync(join(tmp, n));
+      writeFileSync(join(tmp, n, 'f.duckdb'), 'left');
+    }
+    expect(removeLeftoverTempDirs(tmp).sort()).toEqual([`klx-duckdb-${dead}`, `klx-sql-${dead}-AbC123`]);
+    expect(readdirSync(tmp).sort()).toEqual([`klx-duckdb-${process.ppid}`, `klx-sql-${process.ppid}-live12`, 'klx-sql-Xy12ab'].sort());
+    expect(tempTablesPrefix()).toBe(`klx-sql-${process.pid}-`);
   });
 
   it('a damaged cache file under the final name is not trusted: the tables are built again', async () => {
