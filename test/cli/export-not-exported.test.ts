@@ -11,6 +11,7 @@
  *   log-end` exports them; read_committed stops there too and says so.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -166,4 +167,31 @@ describe('klx export: the output path', () => {
       { offset: '1', key: '' },
     ]);
   });
+
+  it('a 40 MiB record is exported byte for byte to Parquet and to NDJSON with --where; a bad --where fails before anything is written', async () => {
+    const root = tempDir('klx-export-big-');
+    const big = Buffer.alloc(40 << 20, 0x61);
+    const dir = buildPartition(root, { topic: 'big', segments: [{ batches: [encodeBatch({ baseOffset: 0n, records: [{ key: Buffer.from('k'), value: big, timestamp: 1000n }, rec('k2', 'small', 1001)] })] }] });
+    const outDir = tempDir('klx-export-big-out-');
+    const pq = join(outDir, 'pq');
+    const r = klx('export', dir, '--format', 'parquet', '--out', pq, '--no-decode');
+    expect(r.status, r.stderr).toBe(0);
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    const got = await (await c.run(`SELECT "offset", octet_length("value") AS n, md5("value") AS h FROM read_parquet('${pq}/**/*.parquet') ORDER BY 1`)).getRowObjectsJS();
+    c.closeSync();
+    db.closeSync();
+    expect(got).toEqual([
+      { offset: 0n, n: BigInt(big.length), h: createHash('md5').update(big).digest('hex') },
+      { offset: 1n, n: 5n, h: createHash('md5').update('small').digest('hex') },
+    ]);
+    const nd = join(outDir, 'w.ndjson');
+    const w = klx('export', dir, '--format', 'ndjson', '--out', nd, '--no-decode', '--where', '"offset" = 0');
+    expect(w.status, w.stderr).toBe(0);
+    const line = JSON.parse(readFileSync(nd, 'utf8')) as { offset: number; value: string };
+    expect([line.offset, Buffer.from(line.value, 'base64').equals(big)]).toEqual([0, true]);
+    const bad = klx('export', dir, '--format', 'parquet', '--out', join(outDir, 'bad'), '--where', 'ofset > 5');
+    expect([bad.status, bad.stderr]).toEqual([2, expect.stringContaining('klx: invalid-argument: the where condition ofset > 5 cannot run: Binder Error: Referenced column "ofset" not found')]);
+    expect(readdirSync(outDir).sort()).toEqual(['pq', 'w.ndjson']);
+  }, 120_000);
 });

@@ -24,6 +24,7 @@ import { crcMismatchText } from '../../engine/format/crc.ts';
 import { openPath } from '../../engine/log/log-dir.ts';
 import { PartitionLog, readLogDirCheckpoints, type LogDirCheckpoints } from '../../engine/log/partition-log.ts';
 import { isInsideDir, realpathLenient } from '../core/paths.ts';
+import { removeStaging } from '../../engine/sql/export-staging.ts';
 import type { JobResult, MethodName, ParsedReq, Res } from '../../../src-shared/contract.ts';
 import { folderDecodersOf } from '../core/folder-decoders.ts';
 import { logCacheOf } from '../core/log-cache.ts';
@@ -207,7 +208,7 @@ export function logHandlers(ctx: ApiContext): DomainHandlers<'log'> {
         for (const wait of [0, 300]) {
           if (wait) await sleep(wait);
           await rm(out, { force: true, recursive: true }).catch(() => undefined);
-          await rm(join(dirname(out), `.${basename(out)}.klx-staging.ndjson`), { force: true }).catch(() => undefined); // record-export.ts stagingPathOf (not imported here: it loads DuckDB)
+          await removeStaging(out).catch(() => undefined); // the staging database (export-staging.ts; the worker thread shares this pid)
         }
         throw err;
       }

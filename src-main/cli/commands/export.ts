@@ -14,7 +14,10 @@
  * a new folder of Hive-style `topic=T/partition=P/data_0.parquet` files. CSV and NDJSON: PATH is a
  * new file. `--where` is a DuckDB condition over the export's columns (`"offset" >= 100`,
  * `key_decoded->>'id' = '7'`). Progress (a bar of offsets passed) goes to stderr when it is a
- * terminal; Ctrl-C stops and removes the partial output. Prints a one-line summary (or `--json`).
+ * terminal; Ctrl-C stops and removes the partial output (exit 130; further Ctrl-Cs meanwhile do not
+ * interrupt that). The output is written under a hidden name and renamed when complete; what a
+ * killed run (SIGKILL) left is removed by the next export to the same output (`export-staging.ts`).
+ * Prints a one-line summary (or `--json`).
  * With `--isolation read_committed` the export stops, per partition, at the last stable offset as a
  * read_committed consumer does (UnifiedLog, FetchIsolation.TXN_COMMITTED); when an open transaction
  * holds it there, a `klx:` line on stderr (and `lastStableStops` in the JSON summary) names the LSO,
@@ -101,8 +104,13 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
     decoder = setup.decoder;
   }
   const controller = new AbortController();
-  const onSigint = () => controller.abort(new KlxError('cancelled', 'interrupted (Ctrl-C)'));
-  process.once('SIGINT', onSigint);
+  // Every SIGINT until the cleanup has ended lands here (`tsx`, as `npm run klx` runs it, forwards a
+  // Ctrl-C to this process on top of the terminal's own: two signals): only the first aborts, the
+  // later ones must not end the process half way through removing the partial output.
+  const onSigint = () => {
+    if (!controller.signal.aborted) controller.abort(new KlxError('cancelled', 'interrupted (Ctrl-C)'));
+  };
+  process.on('SIGINT', onSigint);
   const progress = new ProgressLine(process.stderr);
   try {
     const summary = await writeExport(sources, {
@@ -131,8 +139,15 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
     await printResult(summary, Boolean(opts.json), () => [
       `exported ${summary.records} record${summary.records === 1 ? '' : 's'} from ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'} to ${summary.out} (${opts.format}, ${summary.bytes} bytes${opts.where !== undefined ? `, where ${opts.where}` : ''})`,
     ]);
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+    // writeExport has removed the partial output and its staging: say so, exit 130 as a shell does after Ctrl-C.
+    progress.clear();
+    process.stderr.write(`klx: interrupted (Ctrl-C): nothing written to ${out} (the partial output was removed)\n`);
+    process.exitCode = 130;
   } finally {
     progress.clear();
-    process.removeListener('SIGINT', onSigint);
+    // Once interrupted, the handler stays until the process exits: a further Ctrl-C while it closes must not kill it.
+    if (!controller.signal.aborted) process.removeListener('SIGINT', onSigint);
   }
 }

@@ -12,20 +12,23 @@
  * the cells as `sql.export` and `klx query` do (`sql-format.ts`): in CSV a text key or value is its
  * text and a binary one base64; in NDJSON bytes are base64 and the decoded columns JSON values.
  *
- * Parquet goes through DuckDB: the rows are first written as NDJSON to a staging file beside the
- * output (`<out>.klx-staging.ndjson`, removed at the end, also on failure or cancel), then DuckDB's
- * `COPY (SELECT … FROM read_json(staging)) TO out (FORMAT parquet)` converts them, streaming, within
- * the SQL layer's memory limit (`sql-resources.ts`): key, value and header values become BLOBs
- * again, the decoded columns JSON. With `partitionBy` the output is a folder of Hive-style
- * `topic=…/partition=…/data_0.parquet` files (Spark, Trino, BigQuery and DuckDB read them as one
- * table). A `where` condition (DuckDB SQL over the columns) is applied in that SELECT; for CSV and
- * NDJSON with a condition the rows are staged the same way and read back through DuckDB.
+ * Parquet goes through DuckDB's appender: partitioned (`partitionBy`: a folder of Hive-style
+ * `[log_dir=…/]topic=…/partition=…/data_<n>.parquet` files that Spark, Trino, BigQuery and DuckDB
+ * read as one table) the rows pass through an in-memory table {@link CHUNK_BYTES} at a time, each
+ * chunk written by `COPY … TO … (FORMAT parquet)` as the next file of its partition's folder, so
+ * nothing is staged on disk and DuckDB's memory stays within the SQL layer's limit
+ * (`sql-resources.ts`); one Parquet file (the app's export of a range) is staged whole in a
+ * temporary DuckDB database beside the output (`export-staging.ts`, compressed, spilling beyond
+ * the limit) and copied out. A `where` condition (DuckDB SQL over the columns, checked against an
+ * empty table first: {@link checkWhere}) is applied in the SELECT of each write; CSV and NDJSON
+ * with a condition pass through the in-memory table the same way. Every output is written under a
+ * hidden name beside it and renamed when complete; a failure or cancel removes it.
  *
  * Memory: a page of records ({@link PAGE_RECORDS}) at a time; DuckDB spills beyond its limit.
  * Offsets are int64 (`bigint`), timestamps ms, sizes and positions bytes.
  */
-import { rm, stat } from 'node:fs/promises';
-import { dirname, basename, join } from 'node:path';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DuckDBInstance, JSDuckDBValueConverter } from './duckdb.ts';
 import { lastStableStop, type LastStableStop } from '../log/last-stable-stop.ts';
 import { KlxError } from '../errors.ts';
@@ -36,6 +39,8 @@ import type { RecordDecoder } from '../decode/record-decoder.ts';
 import { csvHeader, csvLine, ndjsonLine, printableText, writeCsv, writeNdjson } from './sql-format.ts';
 import { FileLineSink } from './file-line-sink.ts';
 import { duckdbResourceOptions } from './sql-resources.ts';
+import { ColumnarAppender, type ColumnKind, type HeaderValue } from './columnar-appender.ts';
+import { clearLeftoverStaging, removeStaging, stagingPathsOf } from './export-staging.ts';
 import { sqlError, type QueryColumn, type SqlValue } from './sql-session.ts';
 
 /** Output file formats. */
@@ -400,35 +405,35 @@ export interface WriteExportOptions extends ExportReadOptions {
  */
 export async function writeExport(sources: readonly ExportSource[], opts: WriteExportOptions): Promise<ExportSummary> {
   const started = performance.now();
+  // What an export to the same output that was killed (SIGKILL, a crash) left: removed when its process is gone.
+  const leftover = await clearLeftoverStaging(opts.out);
+  if (leftover.running.length > 0) throw new KlxError('invalid-argument', `another export to this output is running (process ${leftover.running.join(', ')}): wait for it or choose a new path`, { file: opts.out });
   if (await exists(opts.out)) throw new KlxError('invalid-argument', 'the output exists already: choose a new path (an export never overwrites)', { file: opts.out });
   if (opts.partitionBy && opts.format !== 'parquet') throw new KlxError('invalid-argument', 'partitioning by topic and partition is for Parquet only');
   const partitions = new Set(sources.map((s) => s.log.dir)).size;
   if (opts.where !== undefined) await checkWhere(opts.where);
   const notes: ExportNotes = opts.notes ?? { notExported: [], highWatermarkStops: [] };
   opts = { ...opts, notes };
-  const staged = opts.format === 'parquet' || opts.where !== undefined;
-  const target = staged ? stagingPathOf(opts.out) : opts.out;
+  const paths = stagingPathsOf(opts.out);
   let records = 0;
-  let ok = false;
-  const sink = new FileLineSink(target);
   try {
-    try {
-      const rows = exportRows(sources, opts);
-      if (opts.format === 'csv' && !staged) records = await writeCsv(EXPORT_COLUMNS, rows, sink);
-      else records = await writeNdjson(EXPORT_COLUMNS, rows, sink);
-      await sink.close();
-    } catch (err) {
-      sink.destroy();
-      throw err;
+    if (opts.format === 'parquet' && !opts.partitionBy) records = await stagedParquetFile(sources, opts, paths.partial);
+    else if (opts.format === 'parquet' || opts.where !== undefined) records = await throughDuckDB(sources, opts, paths.partial);
+    else {
+      const sink = new FileLineSink(paths.partial);
+      try {
+        const rows = exportRows(sources, opts);
+        records = opts.format === 'csv' ? await writeCsv(EXPORT_COLUMNS, rows, sink) : await writeNdjson(EXPORT_COLUMNS, rows, sink);
+        await sink.close();
+      } catch (err) {
+        sink.destroy();
+        throw err;
+      }
     }
-    if (staged) {
-      opts.onConvert?.();
-      records = await convertStaged(target, opts);
-    }
-    ok = true;
+    // Complete: under the name asked for (a rename; the output did not exist).
+    await rename(paths.partial, opts.out);
   } finally {
-    if (staged) await rm(target, { force: true });
-    if (!ok) await rm(opts.out, { force: true, recursive: opts.partitionBy === true });
+    await removeStaging(opts.out);
   }
   const stops = opts.isolation === 'read_committed' ? await lastStableStops(sources, opts.signal) : [];
   return { format: opts.format, out: opts.out, records, bytes: await sizeOf(opts.out), partitions, elapsedMs: performance.now() - started, lastStableStops: stops, notExported: notes.notExported, highWatermarkStops: notes.highWatermarkStops };
@@ -481,11 +486,6 @@ export async function lastStableStops(sources: readonly ExportSource[], signal?:
   return out;
 }
 
-/** The staging file of an export to `out` (beside it, hidden: `.<name>.klx-staging.ndjson`). */
-export function stagingPathOf(out: string): string {
-  return join(dirname(out), `.${basename(out)}.klx-staging.ndjson`);
-}
-
 async function exists(p: string): Promise<boolean> {
   try {
     await stat(p);
@@ -505,68 +505,183 @@ async function sizeOf(p: string): Promise<number> {
   return n;
 }
 
-/**
- * Longest staged NDJSON line DuckDB reads (32 MiB: a record of up to ~24 MiB of key, value and
- * headers, base64; Kafka's default `max.message.bytes` is 1 MiB). DuckDB's JSON reader buffers
- * twice this per thread within its memory limit.
- */
-export const STAGED_MAX_LINE = 32 * 1024 * 1024;
-
 const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
-/** read_json's column types of the staged NDJSON (bytes are base64 text there). */
-const STAGED_TYPES: Record<string, string> = Object.fromEntries(
-  EXPORT_COLUMNS.map((c) => [c.name, c.type === 'BLOB' ? 'VARCHAR' : c.type.startsWith('STRUCT') ? 'STRUCT("key" VARCHAR, "value" VARCHAR)[]' : c.type]),
+/** How each export column is appended to the staging table (JSON columns are staged as VARCHAR and cast back when written). */
+const STAGED_KINDS: ColumnKind[] = EXPORT_COLUMNS.map((c) =>
+  c.type === 'VARCHAR' || c.type === 'JSON' ? 'varchar' : c.type === 'INTEGER' ? 'int32' : c.type === 'BIGINT' ? 'int64' : c.type === 'BOOLEAN' ? 'bool' : c.type === 'BLOB' ? 'blob' : 'headers',
 );
 
-/** The SELECT over the staged NDJSON giving the export's columns with their types back. */
-function stagedSelect(staging: string, where: string | undefined): string {
-  const cols = EXPORT_COLUMNS.map((c) => {
-    const q = `"${c.name}"`;
-    if (c.type === 'BLOB') return `from_base64(${q}) AS ${q}`;
-    if (c.type.startsWith('STRUCT')) return `list_transform(${q}, h -> {'key': h."key", 'value': from_base64(h."value")}) AS ${q}`;
-    return q;
-  });
-  const types = `{${Object.entries(STAGED_TYPES).map(([k, t]) => `${sqlText(k)}: ${sqlText(t)}`).join(', ')}}`;
-  const inner = `SELECT ${cols.join(', ')} FROM read_json(${sqlText(staging)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${STAGED_MAX_LINE})`;
+/** The SELECT over the staging table giving the export's columns with their types, and `where`. */
+function stagedSelect(where: string | undefined): string {
+  const cols = EXPORT_COLUMNS.map((c) => (c.type === 'JSON' ? `CAST("${c.name}" AS JSON) AS "${c.name}"` : `"${c.name}"`));
+  const inner = `SELECT ${cols.join(', ')} FROM staged`;
   return where === undefined ? inner : `SELECT * FROM (${inner}) WHERE ${where}`;
 }
 
-/** Converts the staged NDJSON to the output through DuckDB; returns the rows written. */
-async function convertStaged(staging: string, opts: WriteExportOptions): Promise<number> {
+/**
+ * Bytes of rows appended to DuckDB before they are written out ({@link throughDuckDB}): DuckDB holds
+ * at most about this much of the export at a time (within its memory limit), whatever the log size.
+ */
+export const CHUNK_BYTES = 32 * 1024 * 1024;
+
+/** Appends one export row (see {@link EXPORT_COLUMNS}) to the staging table; returns its approximate bytes. */
+function appendRow(appender: ColumnarAppender, row: SqlValue[]): number {
+  let bytes = 64;
+  for (let i = 0; i < STAGED_KINDS.length; i++) {
+    const v = row[i];
+    if (v === null || v === undefined) {
+      appender.null(i);
+      continue;
+    }
+    switch (STAGED_KINDS[i]) {
+      case 'varchar':
+        appender.varchar(i, v as string);
+        bytes += (v as string).length;
+        break;
+      case 'int32':
+        appender.int32(i, v as number);
+        break;
+      case 'int64':
+        appender.int64(i, v as bigint);
+        break;
+      case 'bool':
+        appender.bool(i, v as boolean);
+        break;
+      case 'blob':
+        appender.blob(i, v as Uint8Array);
+        bytes += (v as Uint8Array).length;
+        break;
+      default:
+        for (const h of v as unknown as HeaderValue[]) bytes += h.key.length + (h.value?.length ?? 0) + 16;
+        appender.headers(i, v as unknown as HeaderValue[]);
+    }
+  }
+  appender.endRow();
+  return bytes;
+}
+
+const STAGED_TABLE_SQL = `CREATE TABLE staged (${EXPORT_COLUMNS.map((c) => `"${c.name}" ${c.type === 'JSON' ? 'VARCHAR' : c.type}`).join(', ')})`;
+
+/** DuckDB's errors of an export as KlxErrors: `cancelled` after an abort, the `where` condition's error named. */
+function exportSqlError(err: unknown, select: string, opts: WriteExportOptions): KlxError {
+  if (opts.signal?.aborted) return new KlxError('cancelled', 'export cancelled', { cause: err });
+  if (err instanceof KlxError) return err;
+  return opts.where === undefined ? sqlError(err, select) : whereError(err, select, opts.where);
+}
+
+/** A Hive-style folder value (`log_dir=kafka%2F1`): `/`, `%`, `=` and control characters escaped. */
+function hiveValue(v: string): string {
+  return v.replace(/[%/=\\\u0000-\u001f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/**
+ * Partitioned Parquet, and CSV/NDJSON with a `where`: the rows go through an in-memory DuckDB
+ * table {@link CHUNK_BYTES} at a time (DuckDB's appender), each chunk written out and the table
+ * emptied: Parquet as one more file of its partition's folder (`[log_dir=…/]topic=…/partition=…/
+ * data_<n>.parquet`, `COPY … TO`), CSV/NDJSON as the lines of the rows the condition keeps. Neither
+ * disk nor memory grows with the log. Writes under `partial`; returns the rows written.
+ * @throws KlxError `cancelled` (DuckDB interrupted), `invalid-argument` (the condition), `io-error`.
+ */
+async function throughDuckDB(sources: readonly ExportSource[], opts: WriteExportOptions, partial: string): Promise<number> {
+  const parquet = opts.format === 'parquet';
   const instance = await DuckDBInstance.create(':memory:', duckdbResourceOptions());
   const connection = await instance.connect();
   const onAbort = () => connection.interrupt();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const select = stagedSelect(staging, opts.where);
+  const select = stagedSelect(opts.where);
+  const sink = parquet ? null : new FileLineSink(partial);
+  const filesIn = new Map<string, number>();
+  let written = 0;
   try {
-    if (opts.format === 'parquet') {
-      const options = opts.partitionBy ? `FORMAT parquet, PARTITION_BY (${opts.partitionByLogDir ? 'log_dir, ' : ''}topic, "partition"), WRITE_PARTITION_COLUMNS true` : 'FORMAT parquet';
-      const r = await connection.run(`COPY (${select}) TO ${sqlText(opts.out)} (${options})`);
-      return Number(r.rowsChanged);
-    }
-    const result = await connection.stream(select);
-    const sink = new FileLineSink(opts.out);
-    try {
-      const rows = (async function* () {
-        for (;;) {
-          const chunk = await result.fetchChunk();
-          if (!chunk || chunk.rowCount === 0) return;
-          for (const row of chunk.convertRows(JSDuckDBValueConverter) as SqlValue[][]) yield row;
+    if (parquet) await mkdir(partial);
+    else if (opts.format === 'csv') await sink!.line(csvHeader(EXPORT_COLUMNS));
+    await connection.run(STAGED_TABLE_SQL);
+    let appender = await ColumnarAppender.create(connection, null, 'staged', STAGED_KINDS);
+    let pending = 0;
+    let folder: string | null = null;
+    const flush = async (): Promise<void> => {
+      appender.close();
+      if (appender.rowsAppended > 0) {
+        if (parquet) {
+          const dir = join(partial, folder!);
+          await mkdir(dir, { recursive: true });
+          const n = filesIn.get(folder!) ?? 0;
+          const file = join(dir, `data_${n}.parquet`);
+          const r = await connection.run(`COPY (${select}) TO ${sqlText(file)} (FORMAT parquet)`);
+          if (Number(r.rowsChanged) === 0) await rm(file, { force: true });
+          else {
+            filesIn.set(folder!, n + 1);
+            written += Number(r.rowsChanged);
+          }
+        } else {
+          const result = await connection.stream(select);
+          for (;;) {
+            const chunk = await result.fetchChunk();
+            if (!chunk || chunk.rowCount === 0) break;
+            for (const row of chunk.convertRows(JSDuckDBValueConverter) as SqlValue[][]) {
+              await sink!.line(opts.format === 'csv' ? csvLine(row) : ndjsonLine(EXPORT_COLUMNS, row));
+              written++;
+            }
+          }
         }
-      })();
-      const n = opts.format === 'csv' ? await writeCsv(EXPORT_COLUMNS, rows, sink) : await writeNdjson(EXPORT_COLUMNS, rows, sink);
-      await sink.close();
-      return n;
-    } catch (err) {
-      sink.destroy();
-      throw err;
+        await connection.run('DELETE FROM staged');
+      }
+      appender = await ColumnarAppender.create(connection, null, 'staged', STAGED_KINDS);
+      pending = 0;
+    };
+    for await (const row of exportRows(sources, opts)) {
+      if (parquet) {
+        const logDir = row[EXPORT_COLUMNS.length - 1] as string;
+        const f = `${opts.partitionByLogDir ? `log_dir=${hiveValue(logDir)}/` : ''}topic=${hiveValue(row[0] as string)}/partition=${row[1] as number}`;
+        if (folder !== f) {
+          if (folder !== null) await flush();
+          folder = f;
+        }
+      }
+      pending += appendRow(appender, row);
+      if (pending >= CHUNK_BYTES) await flush();
     }
+    await flush();
+    appender.close();
+    if (sink) await sink.close();
+    return written;
   } catch (err) {
-    if (opts.signal?.aborted) throw new KlxError('cancelled', 'export cancelled', { cause: err });
-    if (err instanceof KlxError) throw err;
-    if (opts.where === undefined) throw sqlError(err, select);
-    throw whereError(err, select, opts.where);
+    sink?.destroy();
+    throw exportSqlError(err, select, opts);
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/**
+ * One Parquet file (the app's export of a range): the rows are staged in a temporary DuckDB
+ * database beside the output (`export-staging.ts`; stored compressed, within the memory limit,
+ * spilling to a folder beside it), then `COPY … TO partial (FORMAT parquet)`. Returns the rows written.
+ * @throws KlxError `cancelled` (DuckDB interrupted), `io-error`.
+ */
+async function stagedParquetFile(sources: readonly ExportSource[], opts: WriteExportOptions, partial: string): Promise<number> {
+  const paths = stagingPathsOf(opts.out);
+  const instance = await DuckDBInstance.create(paths.db, { ...duckdbResourceOptions(), temp_directory: paths.tmp });
+  const connection = await instance.connect();
+  const onAbort = () => connection.interrupt();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const select = stagedSelect(opts.where);
+  try {
+    await connection.run(STAGED_TABLE_SQL);
+    const appender = await ColumnarAppender.create(connection, null, 'staged', STAGED_KINDS);
+    try {
+      for await (const row of exportRows(sources, opts)) appendRow(appender, row);
+    } finally {
+      appender.close();
+    }
+    opts.onConvert?.();
+    const r = await connection.run(`COPY (${select}) TO ${sqlText(partial)} (FORMAT parquet)`);
+    return Number(r.rowsChanged);
+  } catch (err) {
+    throw exportSqlError(err, select, opts);
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     connection.closeSync();
