@@ -142,6 +142,12 @@ describe('klx query robustness', () => {
     const again = klx([dir, 'SELECT count(*) AS n FROM records', '--no-cache', '--json'], { TMPDIR: tmp });
     expect(again.stdout).toBe('{"n":100000}\n');
     expect(readdirSync(tmp).filter((n) => n.startsWith('klx-'))).toEqual([`klx-duckdb-${process.pid}`]);
+    // A killed export leaves its spill folder the same way: the next export through DuckDB (parquet) removes it too.
+    mkdirSync(join(tmp, `klx-duckdb-${child.pid}`));
+    const out = join(tempDir(), 'out.parquet');
+    const exp = spawnSync(process.execPath, [KLX, 'export', dir, '--format', 'parquet', '--out', out], { encoding: 'utf8', env: { ...process.env, TMPDIR: tmp }, timeout: 60_000 });
+    expect(exp.status, exp.stderr).toBe(0);
+    expect(readdirSync(tmp).filter((n) => n.startsWith('klx-'))).toEqual([`klx-duckdb-${process.pid}`]);
   }, 120_000);
 
   it('Ctrl-C stops a query decoding every value within a few seconds and says what was left (was 7.6 s)', async () => {

@@ -11,7 +11,7 @@
  *   session reports as KlxError `out-of-memory` naming the limit ({@link outOfMemoryError}).
  * - `temp_directory`: `<tmpdir>/klx-duckdb-<pid>`, created by DuckDB when it first spills and
  *   removed by DuckDB when the database closes; a killed process leaves it, and the next klx
- *   process to open SQL tables removes it ({@link removeLeftoverTempDirs}).
+ *   process to use DuckDB removes it ({@link removeLeftoverTempDirs}).
  * - `threads`: the cores Node reports (`os.availableParallelism()`).
  */
 import { readdirSync, rmSync } from 'node:fs';
@@ -24,10 +24,13 @@ import { duckdbMemoryLimitBytes, formatMemorySize } from './sql-defaults.ts';
 export { DUCKDB_MEMORY_CAP_BYTES, DUCKDB_MEMORY_FLOOR_BYTES, DUCKDB_MEMORY_MIN_BYTES, duckdbMemoryLimitBytes, formatMemorySize, parseMemorySize } from './sql-defaults.ts';
 
 /**
- * The DuckDB configuration options of the memory limit, the temp directory and threads.
+ * The DuckDB configuration options of the memory limit, the temp directory and threads. The first
+ * call of a process also removes what killed klx processes left in the temp folder
+ * ({@link removeLeftoverTempDirs}), so any DuckDB user (query, export, the app) cleans up.
  * @param memoryLimitBytes the limit; default {@link duckdbMemoryLimitBytes}.
  */
 export function duckdbResourceOptions(memoryLimitBytes: number = duckdbMemoryLimitBytes()): Record<string, string> {
+  removeLeftoverTempDirsOnce();
   return {
     // In KiB: DuckDB's setting takes whole units, and KiB keeps any limit given within 1 KiB.
     memory_limit: `${Math.floor(memoryLimitBytes / 1024)}KiB`,
@@ -49,6 +52,15 @@ export function outOfMemoryError(message: string, memoryLimitBytes: number, caus
     `the query needs more memory than DuckDB's memory limit of ${formatMemorySize(memoryLimitBytes)} (what it could not spill to disk; DuckDB: ${first}); raise the limit with --memory-limit SIZE (klx query, e.g. --memory-limit 2GiB), or aggregate less per group`,
     { details: { memoryLimitBytes }, cause },
   );
+}
+
+let swept = false;
+
+/** {@link removeLeftoverTempDirs} of the OS temp folder, once per process. */
+export function removeLeftoverTempDirsOnce(): void {
+  if (swept) return;
+  swept = true;
+  removeLeftoverTempDirs();
 }
 
 /** Prefix of the temporary folder of a table set built without cache: `klx-sql-<pid>-` + random. */

@@ -44,7 +44,7 @@ import { openPath, type OpenedLogs } from '../log/log-dir.ts';
 import { isProcessAlive } from '../log/log-lock.ts';
 import { buildLogTables, INTERNAL_SCHEMA, LOG_TABLES_SCHEMA_VERSION, quoteLiteral, type BuildLogTablesOptions, type BuildSummary } from './log-tables.ts';
 import { CACHE_DIR_NAME, DEFAULT_VALUE_CAP_BYTES, defaultCacheDir } from './sql-defaults.ts';
-import { duckdbMemoryLimitBytes, duckdbResourceOptions, outOfMemoryError, removeLeftoverTempDirs, tempTablesPrefix } from './sql-resources.ts';
+import { duckdbMemoryLimitBytes, duckdbResourceOptions, outOfMemoryError, removeLeftoverTempDirsOnce, tempTablesPrefix } from './sql-resources.ts';
 import { maxInflatedBytes } from '../format/compression.ts';
 
 /** The cache folder's name and default place live in `sql-defaults.ts` (DuckDB-free, for the command line). */
@@ -277,7 +277,7 @@ export async function prepareLogTables(path: string, opts: TableCacheOptions = {
 
   let dir: string;
   let persistent: boolean;
-  removeLeftoverTempDirs();
+  removeLeftoverTempDirsOnce();
   if (opts.cacheDir !== undefined) {
     dir = opts.cacheDir;
     makeCacheDir(dir);
