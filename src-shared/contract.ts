@@ -541,6 +541,12 @@ export const contract = {
       lastStableStops: z.array(
         z.object({ topic: z.string(), partition: z.number().int(), lastStableOffset: int64, producerId: int64, producerEpoch: z.number().int(), firstOffset: int64, recordsNotRead: count, text: z.string() }),
       ),
+      /**
+       * Each damaged region or batch in the range whose records are not in the file (`damage`), and each
+       * batch past the decompression bound (`not-checked`): the `.log` file, byte position, and the
+       * sentence `klx export` prints for it. Empty when every record of the range was written.
+       */
+      notExported: z.array(z.object({ topic: z.string(), partition: z.number().int(), file: z.string(), position: count, kind: z.enum(['damage', 'not-checked']), text: z.string() })),
     }),
     write: false,
   }),

@@ -188,7 +188,7 @@ export const logTasks = {
       maxChars: COPY_MAX_CHARS,
     }),
   export: async (a: LogTaskArgs<ExportTaskReq>, run: TaskRun): Promise<JobResult<'log.export'>> => {
-    const { exportSpan, writeExport } = await recordExport();
+    const { exportSpan, notExportedText, writeExport } = await recordExport();
     const { sources, from, to } = await exportSources(a);
     const total = exportSpan(sources);
     let bytes = 0;
@@ -212,7 +212,9 @@ export const logTasks = {
       recordsNotRead: x.recordsNotRead,
       text: lastStableStopText(x, 'exported'),
     }));
-    return { out: summary.out, format: summary.format, records: summary.records, bytes: summary.bytes, partitions: summary.partitions, from: from === null ? null : s(from), to: to === null ? null : s(to), elapsedMs: summary.elapsedMs, lastStableStops };
+    // Never a silent skip: the damage and the batches not checked in the range, as klx export names them.
+    const notExported = summary.notExported.map((x) => ({ topic: x.topic, partition: x.partition, file: x.file, position: x.position, kind: x.kind, text: notExportedText(x) }));
+    return { out: summary.out, format: summary.format, records: summary.records, bytes: summary.bytes, partitions: summary.partitions, from: from === null ? null : s(from), to: to === null ? null : s(to), elapsedMs: summary.elapsedMs, lastStableStops, notExported };
   },
 } as const;
 

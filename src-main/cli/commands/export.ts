@@ -37,7 +37,7 @@ import { isInsideDir, realpathLenient } from '../../api/core/paths.ts';
 import { KlxError } from '../../engine/errors.ts';
 import { allPartitions, openPath } from '../../engine/log/log-dir.ts';
 import type { IsolationLevel } from '../../engine/log/read-defaults.ts';
-import { exportSpan, writeExport, type ExportFormat, type HighWatermarkStop, type NotExported } from '../../engine/sql/record-export.ts';
+import { exportSpan, notExportedText, writeExport, type ExportFormat, type HighWatermarkStop } from '../../engine/sql/record-export.ts';
 import { lastStableStopText } from '../../engine/log/last-stable-stop.ts';
 import { ProgressLine } from '../output.ts';
 import { printResult } from './append.ts';
@@ -59,13 +59,6 @@ export interface ExportCliOptions extends CliDecodeFlags {
 export function progressBar(f: number, width = 24): string {
   const n = Math.max(0, Math.min(width, Math.round(f * width)));
   return `[${'#'.repeat(n)}${'.'.repeat(width - n)}]`;
-}
-
-/** A `klx:` line naming a batch or region not exported (file relative to the log directory's parent when inside DIR). */
-export function notExportedText(x: NotExported): string {
-  const offsets = x.fromOffset !== undefined ? ` (offsets ${x.fromOffset}${x.toOffset !== undefined && x.toOffset !== x.fromOffset ? `..${x.toOffset}` : ''})` : '';
-  const what = x.kind === 'not-checked' ? 'not checked (past the decompression bound; --max-inflated-bytes N reads it)' : 'damage';
-  return `${x.topic}-${x.partition}${x.logDir !== '.' ? ` in ${x.logDir}` : ''}: not exported${offsets}: ${what} at ${x.file} position ${x.position} (${x.size} bytes): ${x.reason}`;
 }
 
 /** A `klx:` line naming the records past a partition's high watermark that were not exported. */

@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEndEvent, JobResult, MethodName, Res } from '../../../src-shared/contract.ts';
 import { createServerApi, type ServerApi } from '../../../src-main/api/index.ts';
 import { klx } from '../../support/klx-cli.ts';
+import { encodeBatch } from '../../../src-main/engine/format/record-batch.ts';
+import { buildPartition, rec } from '../../support/log-builder.ts';
 import { addSecondOrdersPartition, buildSchemaFixtures, type SchemaFixtures } from '../../engine/decode/schema-fixtures.ts';
 
 let server: ServerApi;
@@ -95,6 +97,20 @@ describe('log.export', () => {
     expect(await exportEnd({ dir: orders(), format: 'csv', out: existing })).toMatchObject({ ok: false, error: { code: 'invalid-argument', message: expect.stringContaining('never overwrites') } });
     expect(readFileSync(existing, 'utf8')).toBe('keep me');
     expect(await exportEnd({ dir: orders(), format: 'csv', out: 'x.csv' })).toMatchObject({ ok: false, error: { code: 'invalid-argument', message: expect.stringContaining('give a full path') } });
+  });
+
+  it('a partition with a zeroed batch: the records around it are written and the result names the damage (file, position, offsets)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'klx-export-api-damage-'));
+    const seg0 = [0, 1, 2, 3, 4].map((o) => encodeBatch({ baseOffset: BigInt(o), records: [rec(`k${o}`, `v${o}`, 1000 + o)] }));
+    seg0[2] = Buffer.alloc(seg0[2]!.length); // the batch at offset 2 overwritten with zeros
+    const dir = buildPartition(root, { topic: 'dmg', segments: [{ batches: seg0 }, { batches: [encodeBatch({ baseOffset: 5n, records: [rec('k5', 'v5', 1005)] })] }] });
+    await call('log.open', { path: root });
+    const file = join(out, 'dmg.ndjson');
+    const r = await exported({ dir, scope: 'partition', format: 'ndjson', out: file });
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { offset: number }).offset)).toEqual([0, 1, 3, 4, 5]);
+    const log = join(dir, '00000000000000000000.log');
+    expect(r.notExported).toEqual([{ topic: 'dmg', partition: 0, file: log, position: seg0[0]!.length * 2, kind: 'damage', text: expect.stringMatching(new RegExp(`^dmg-0: not exported \\(offsets 2\\): damage at ${log} position ${seg0[0]!.length * 2} \\(${seg0[2]!.length} bytes\\): `)) }]);
+    rmSync(root, { recursive: true, force: true });
   });
 
   it('read_committed stops at an open transaction: the result names the LSO, producer 7, its first offset and the 3 records left out', async () => {
