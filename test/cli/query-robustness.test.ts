@@ -180,6 +180,8 @@ describe('klx query robustness', () => {
     const fullMs = performance.now() - t0;
     console.log(`the whole query: ${fullMs.toFixed(0)} ms`);
     expect(full.stdout).toMatch(/^\{"count_star\(\)":\d+\}\n$/);
+    // 400 batches read by two DuckDB threads: each counted once, their bytes those of the .log files.
+    expect(full.stderr).toBe(`klx: note: values read back from 400 batches (${(logBytes(dir) / (1 << 20)).toFixed(1)} MiB) of the log\n`);
     expect(fullMs).toBeGreaterThan(1000 + stopMs);
   }, 180_000);
 

@@ -35,7 +35,7 @@ import { KlxError } from '../errors.ts';
 import { prepareLogTables, type PreparedTables, type TableCacheOptions } from './table-cache.ts';
 import type { BuildSummary } from './log-tables.ts';
 import { allPartitions } from '../log/log-dir.ts';
-import { RecordFunctions, type LogReads } from './record-functions.ts';
+import { CANCELLED_MESSAGE, RecordFunctions, type LogReads } from './record-functions.ts';
 import { RecordRowDecoder } from './decode-columns.ts';
 import { duckdbMemoryLimitBytes, duckdbResourceOptions, outOfMemoryError } from './sql-resources.ts';
 import { DEFAULT_VALUE_CAP_BYTES } from './sql-defaults.ts';
@@ -174,14 +174,15 @@ function usesBareOffset(sql: string): boolean {
 
 /**
  * Turns a DuckDB failure into a KlxError (see the module comment).
- * `cancelled` for an interrupted query, `read-only` for a write DuckDB refused, `out-of-memory` for
+ * `cancelled` for an interrupted query (DuckDB's interrupt or the record functions' cancel), `read-only` for a write DuckDB refused, `out-of-memory` for
  * DuckDB's "Out of Memory Error" (naming `memoryLimitBytes`, the instance's limit), else `invalid-argument`.
  */
 export function sqlError(err: unknown, sql: string, memoryLimitBytes: number = duckdbMemoryLimitBytes()): KlxError {
   if (err instanceof KlxError) return err;
   let message = err instanceof Error ? err.message : String(err);
   message = message.replace(/^Failed to extract statements: /, '');
-  if (/^INTERRUPT Error/i.test(message)) return new KlxError('cancelled', 'query cancelled', { cause: err });
+  // DuckDB's interrupt, or the record functions refusing a call of a cancelled query (`CANCELLED_MESSAGE`).
+  if (/^INTERRUPT Error/i.test(message) || message.includes(CANCELLED_MESSAGE)) return new KlxError('cancelled', 'query cancelled', { cause: err });
   const oom = outOfMemoryError(message, memoryLimitBytes, err);
   if (oom) return oom;
   const ro = /Cannot execute statement of type "([A-Z_ ]+)" on database .* read-only mode/.exec(message);

@@ -175,6 +175,26 @@ describe('results', () => {
     expect((await failure(s.query('SELECT 1', { signal: already.signal }))).code).toBe('cancelled');
   });
 
+  it('interrupted() true stops a query reading values (KlxError cancelled, also without an aborted signal); false again: the session works', async () => {
+    let interrupted = false;
+    const s = await openSql(sixRecordLog(), { interrupted: () => interrupted });
+    interrupted = true;
+    const err = await failure(s.query('SELECT value_text FROM records'));
+    expect(err.code).toBe('cancelled');
+    expect(err.message).toBe('query cancelled');
+    interrupted = false;
+    expect((await s.query('SELECT value_text FROM state ORDER BY "offset"')).rows).toEqual([['gamma'], ['two']]);
+  });
+
+  it("DuckDB's out-of-memory is KlxError out-of-memory naming the session's limit (details.memoryLimitBytes)", async () => {
+    const s = await openSql(sixRecordLog(), { memoryLimitBytes: 24 * 1024 * 1024 });
+    expect(s.memoryLimitBytes).toBe(24 * 1024 * 1024);
+    const err = await failure(s.query(`SELECT length(string_agg(repeat('x', 1000), ',')) FROM range(100000)`));
+    expect(err.code).toBe('out-of-memory');
+    expect(err.details).toEqual({ memoryLimitBytes: 24 * 1024 * 1024 });
+    expect(err.message).toMatch(/^the query needs more memory than DuckDB's memory limit of 24 MiB \(what it could not spill to disk; DuckDB: Out of Memory Error: [^\n]+\); raise the limit with --memory-limit SIZE/);
+  });
+
   it('toJsonValue: BIGINT beyond 2^53 as strings, BLOB as base64, timestamps as ISO text, nested values', async () => {
     const s = await openSql(sixRecordLog());
     const r = await s.query(`SELECT 9007199254740993::BIGINT AS big, 42::BIGINT AS small, key, TIMESTAMP '2024-01-02 03:04:05' AS ts, [1, 2] AS l, {'a': key} AS st, 'nan'::DOUBLE AS d FROM records WHERE "offset" = 0`);
