@@ -133,7 +133,8 @@ describe('klx fetch and klx query read the format choices saved in the app (deco
       expect(overridden.r.stderr).toBe('');
       // klx query builds the decoded columns with the same saved choice, and says so as klx fetch does.
       const q = klxWithEnv(['query', fx.logDir, "SELECT key_format, value_format, count(*) AS n FROM records WHERE topic = 'orders' GROUP BY ALL ORDER BY 1, 2", '--json', '--no-cache'], env);
-      expect(q.stderr).toBe(`klx: note: decoding keys of orders as hex, the format saved in the app (${decodeChoicesFile(dataDir)}); --key-format overrides it\n`);
+      // Then, as every --json query that reads values back, what that cost (the one batch of orders, its bytes in the .log).
+      expect(q.stderr).toBe(`klx: note: decoding keys of orders as hex, the format saved in the app (${decodeChoicesFile(dataDir)}); --key-format overrides it\nklx: note: values read back from 1 batch (383 bytes) of the log\n`);
       expect(q.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ key_format: 'hex', value_format: 'confluent', n: 7 }]);
       // A saved name this version does not know: auto, with a note.
       fileDecodeChoicesStore(decodeChoicesFile(dataDir)).set(realpathSync(fx.logDir), { orders: { key: 'no-such-format' } });
