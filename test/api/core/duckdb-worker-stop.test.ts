@@ -25,7 +25,7 @@ describe('ending worker threads that use DuckDB', () => {
   it('cancelling DuckDB-busy tasks ends their threads without aborting the process; cancel answers within 100 ms', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'test/api/core/duckdb-stop-child.ts'), '4'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).not.toMatch(/terminate called|Napi::Error/);
-    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
+    expect({ status: r.status, signal: r.signal }, `the child's output: ${r.stdout.slice(-1000)} ${r.stderr.slice(-3000)}`).toEqual({ status: 0, signal: null });
     const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { rounds: number; slowestCancelMs: number; terminated: number; waitedForDuckDb: number };
     expect(summary.rounds).toBe(4);
     expect(summary.terminated).toBe(4);
@@ -36,7 +36,7 @@ describe('ending worker threads that use DuckDB', () => {
   it('cancelling a streamed query while its JavaScript scalar function runs between two fetches does not abort the process', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'test/api/core/duckdb-stop-child.ts'), '3', 'udf'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).not.toMatch(/terminate called|Napi::Error|FATAL ERROR/);
-    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
+    expect({ status: r.status, signal: r.signal }, `the child's output: ${r.stdout.slice(-1000)} ${r.stderr.slice(-3000)}`).toEqual({ status: 0, signal: null });
     const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { rounds: number; slowestCancelMs: number; terminated: number; waitedForDuckDb: number };
     expect(summary.rounds).toBe(3);
     expect(summary.terminated).toBe(3);
