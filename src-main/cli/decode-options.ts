@@ -125,12 +125,10 @@ export function cliDecodeSetup(source: CliDecodeSource, flags: CliDecodeFlags, d
 }
 
 /**
- * The topics of every partition folder under `path` (a partition folder, a log directory or a
- * folder of log directories), from a listing: no partition folder is opened.
- * @throws KlxError as `openPath` (`not-found`, `not-a-log-dir`).
+ * The topics of every partition folder of `listed` (`openPath` of a partition folder, a log directory
+ * or a folder of log directories; with `lazy`, from the listing: no partition folder is opened).
  */
-export function topicsUnder(path: string): string[] {
-  const listed = openPath(path, { lazy: true });
+export function topicsOf(listed: OpenedLogs): string[] {
   const topics = new Set<string>();
   for (const d of listed.logDirs) {
     for (const p of d.partitions) topics.add(p.topic);
@@ -143,25 +141,25 @@ export function topicsUnder(path: string): string[] {
 }
 
 /**
- * {@link cliDecodeSetup} for every topic under `path` (`klx query`): the topics from a listing
- * ({@link topicsUnder}), the schemas of the `_schemas` partitions under `path` (only those are
- * opened, `openSchemasTopics`), the choices saved for folders holding `path` or inside it.
+ * {@link cliDecodeSetup} for every topic under `path` (`klx query`): the topics from one listing
+ * ({@link topicsOf}), the schemas of the `_schemas` partitions under `path`, or beside it when it is
+ * a partition folder ({@link logDirOfPartition}; only those are opened, `openSchemasTopics`), the
+ * choices saved for folders holding `path` or inside it.
  * @throws KlxError as {@link cliDecodeSetup}; `not-found` / `not-a-log-dir` for `path`.
  */
 export function cliDecodeSetupUnder(path: string, flags: CliDecodeFlags, dataDir = appDataDir()): CliDecodeSetup {
-  const beside = logDirOfPartition(path);
-  const setup = cliDecodeSetup({ opened: openSchemasTopics(beside ?? path), topics: topicsUnder(path), savedFor: path }, flags, dataDir);
+  const listed = openPath(path, { lazy: true });
+  const beside = logDirOfPartition(listed);
+  const setup = cliDecodeSetup({ opened: openSchemasTopics(beside ?? path), topics: topicsOf(listed), savedFor: path }, flags, dataDir);
   return beside === null ? setup : { ...setup, decode: { ...setup.decode, schemasFrom: beside } };
 }
 
 /**
- * For a partition folder, the log directory holding it, whose `_schemas` partitions `klx fetch`,
- * `klx query` and `klx export` read for that partition (the registry beside it, as on the broker's
- * disk); null for a log directory or a folder of them (their own `_schemas` partitions are read).
- * @throws KlxError as `openPath` (`not-found`, `not-a-log-dir`).
+ * For an opened partition folder (`openPath` of it), the log directory holding it, whose `_schemas`
+ * partitions `klx fetch`, `klx query` and `klx export` read for that partition (those in the same
+ * log directory); null for a log directory or a folder of them (their own `_schemas` partitions are read).
  */
-export function logDirOfPartition(path: string): string | null {
-  const listed = openPath(path, { lazy: true });
-  const only = listed.logDirs.length === 1 ? listed.logDirs[0]! : null;
-  return only !== null && only.partitions.length === 1 && only.partitions[0]!.dir === listed.root ? only.path : null;
+export function logDirOfPartition(opened: OpenedLogs): string | null {
+  const only = opened.logDirs.length === 1 ? opened.logDirs[0]! : null;
+  return only !== null && only.partitions.length === 1 && only.partitions[0]!.dir === opened.root ? only.path : null;
 }

@@ -91,7 +91,7 @@ export async function runExport(dir: string, opts: ExportCliOptions): Promise<vo
   let decoder = null;
   if (opts.decode) {
     // A partition folder: the `_schemas` partitions beside it, as klx fetch reads them.
-    const beside = logDirOfPartition(dir);
+    const beside = logDirOfPartition(opened);
     const setup = cliDecodeSetup({ opened: beside !== null ? openSchemasTopics(beside) : opened, topics: parts.map((p) => p.log.topic), savedFor: dir }, opts);
     for (const n of setup.notes) process.stderr.write(`klx: note: ${n}\n`);
     decoder = setup.decoder;
