@@ -11,24 +11,16 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive } from '../../src-main/engine/log/log-lock.ts';
 
 const PREFIX = 'klx-vitest-';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export default function setup(): () => void {
   const base = tmpdir();
   for (const name of readdirSync(base)) {
     if (!name.startsWith(PREFIX)) continue;
     const pid = Number(name.slice(PREFIX.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) rmSync(join(base, name), { recursive: true, force: true });
   }
   const root = mkdtempSync(join(base, `${PREFIX}${process.pid}-`));
   process.env.TMPDIR = root;

@@ -12,6 +12,7 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isProcessAlive } from '../log/log-lock.ts';
 
 /** The staging paths of an export to `out` by process `pid` (bytes on disk: see the module comment). */
 export interface StagingPaths {
@@ -35,16 +36,6 @@ export function stagingPathsOf(out: string, pid: number = process.pid): StagingP
 export async function removeStaging(out: string, pid: number = process.pid): Promise<void> {
   const p = stagingPathsOf(out, pid);
   await Promise.all([rm(p.db, { force: true }), rm(p.wal, { force: true }), rm(p.tmp, { force: true, recursive: true }), rm(p.partial, { force: true, recursive: true })]);
-}
-
-/** Whether process `pid` is running (signal 0; EPERM: it runs under another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** What {@link clearLeftoverStaging} found beside `out`. */
@@ -78,7 +69,7 @@ export async function clearLeftoverStaging(out: string): Promise<LeftoverStaging
   }
   for (const pid of [...pids].sort((a, b) => a - b)) {
     if (pid === process.pid) continue;
-    if (processAlive(pid)) found.running.push(pid);
+    if (isProcessAlive(pid)) found.running.push(pid);
     else {
       await removeStaging(out, pid);
       found.removed.push(pid);
