@@ -29,8 +29,7 @@ import { encodeOffsetIndex, MAX_RELATIVE_OFFSET } from '../files/offset-index.ts
 import { encodeTimeIndex } from '../files/time-index.ts';
 import { encodeTxnIndex, type AbortedTxn } from '../files/txn-index.ts';
 import { crc32c as nativeCrc32c } from '@node-rs/crc32';
-import { crc32c, crc32cCombine, crc32cUpdateSmall } from '../format/crc.ts';
-import { V2_HEADER_SIZE } from '../format/types.ts';
+import { crc32c } from '../format/crc.ts';
 import type { FileSteps } from './file-steps.ts';
 import type { TrashFile } from './trash.ts';
 
@@ -106,7 +105,6 @@ export class CleanedSegment {
    */
   stage(bytes: Uint8Array): void {
     if (!this.write) return;
-    this.crc = fileCrcAfter(bytes, this.crc);
     if (this.pendingBytes + bytes.length > WRITE_BUFFER) this.flushPending();
     if (bytes.length >= WRITE_BUFFER) {
       this.writeOut(bytes);
@@ -167,6 +165,7 @@ export class CleanedSegment {
     this.steps.at('write-cleaned', this.logPath);
     let done = 0;
     while (done < data.length) done += writeSync(this.fd, data, done, data.length - done);
+    this.crc = crc32cUpdate(data, this.crc);
   }
 
   /**
@@ -237,25 +236,7 @@ export class CleanedSegment {
   }
 }
 
-/**
- * The CRC-32C of the `.log` written so far (`state`) followed by the output batch `bytes`. A v2
- * batch's CRC field (Kafka's `DefaultRecordBatch`) already holds the CRC-32C of its bytes from the
- * attributes on (byte 21 to the end: computed by the rebuild, or checked when the source batch was
- * read, as every batch the cleaner copies is), so only its first 21 bytes are read here and that
- * CRC is appended with {@link crc32cCombine}; other bytes (magic 0/1 messages) are read whole.
- */
-function fileCrcAfter(bytes: Uint8Array, state: number): number {
-  if (bytes.length >= V2_HEADER_SIZE && bytes[16] === 2 && int32At(bytes, 8) + 12 === bytes.length) {
-    const head = crc32cUpdateSmall(bytes, 0, CRC_START, state);
-    return crc32cCombine(head, int32At(bytes, 17) >>> 0, bytes.length - CRC_START);
-  }
-  return nativeCrc32c(bytes as Buffer, state) >>> 0;
+/** CRC-32C of `data` continuing from the CRC of what came before (native, `@node-rs/crc32`). */
+function crc32cUpdate(data: Uint8Array, state: number): number {
+  return nativeCrc32c(data, state) >>> 0;
 }
-
-/** The big-endian int32 at `at`. */
-function int32At(b: Uint8Array, at: number): number {
-  return (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
-}
-
-/** Where a v2 batch's CRC-32C starts (the attributes field). */
-const CRC_START = 21;
